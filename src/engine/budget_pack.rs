@@ -1,0 +1,1 @@
+//! context-budget-pack: packs caller-costed evidence spans into a budget (see the served contract).

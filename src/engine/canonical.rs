@@ -1,0 +1,229 @@
+//! RFC 8785 JSON Canonicalization Scheme (JCS) over `serde_json::Value`, and the JavaScript number
+//! and string renderings it is built from (shared with every family that must print as JS prints).
+//!
+//! Invariants: object members sorted by their names' UTF-16 code units; strings escaped exactly as
+//! ECMAScript `JSON.stringify`; numbers as ECMAScript `Number.prototype.toString` of the IEEE-754
+//! double (integers beyond 2^53 are first rounded to a double, as JCS requires); no whitespace.
+
+use serde_json::{Number, Value};
+use std::fmt::Write;
+
+/// The JCS bytes of `value`.
+pub fn to_jcs(value: &Value) -> String {
+    let mut out = String::new();
+    write_jcs(&mut out, value);
+    out
+}
+
+fn write_jcs(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number_to_js(n)),
+        Value::String(s) => write_js_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_jcs(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push('{');
+            for (i, (k, v)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_js_string(out, k);
+                out.push(':');
+                write_jcs(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn number_to_js(n: &Number) -> String {
+    // as_f64 is exact for every i64/u64 up to 2^53 and rounds to nearest beyond, as JCS requires.
+    js_number(n.as_f64().unwrap_or(0.0))
+}
+
+/// ECMAScript `Number.prototype.toString()` (radix 10) of a finite double.
+/// Non-finite values (which JSON cannot carry) render as `null`, as `JSON.stringify` does.
+pub fn js_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".to_owned();
+    }
+    if x == 0.0 {
+        return "0".to_owned();
+    }
+    let mut out = String::new();
+    if x < 0.0 {
+        out.push('-');
+    }
+    // Rust's `{:e}` gives the shortest round-tripping length k; ECMAScript then wants, among k-digit
+    // candidates, the one closest to x with ties to even, which is exactly Rust's correctly rounded
+    // (half-to-even) fixed-precision rendering at k digits. (0x43143ff3c1cb0959 = …206.25 → "…206.2".)
+    let shortest = format!("{:e}", x.abs());
+    let k_shortest = shortest
+        .split_once('e')
+        .map_or(1, |(m, _)| m.replace('.', "").len());
+    let sci = format!("{:.*e}", k_shortest - 1, x.abs());
+    let (mantissa, exp) = sci
+        .split_once('e')
+        .expect("LowerExp always has an exponent");
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    let k = digits.len() as i32;
+    let n = exp.parse::<i32>().expect("LowerExp exponent is an integer") + 1;
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = n - 1;
+        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    out
+}
+
+/// Appends `s` as a JSON string literal exactly as ECMAScript `JSON.stringify` writes it.
+pub fn write_js_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn num(bits: u64) -> String {
+        js_number(f64::from_bits(bits))
+    }
+
+    #[test]
+    fn rfc8785_appendix_b_numbers() {
+        // RFC 8785 Appendix B: IEEE-754 bit patterns and their required serialisation.
+        let cases: &[(u64, &str)] = &[
+            (0x0000000000000000, "0"),
+            (0x8000000000000000, "0"),
+            (0x0000000000000001, "5e-324"),
+            (0x8000000000000001, "-5e-324"),
+            (0x7fefffffffffffff, "1.7976931348623157e+308"),
+            (0xffefffffffffffff, "-1.7976931348623157e+308"),
+            (0x4340000000000000, "9007199254740992"),
+            (0xc340000000000000, "-9007199254740992"),
+            (0x4430000000000000, "295147905179352830000"),
+            (0x44b52d02c7e14af5, "9.999999999999997e+22"),
+            (0x44b52d02c7e14af6, "1e+23"),
+            (0x44b52d02c7e14af7, "1.0000000000000001e+23"),
+            (0x444b1ae4d6e2ef4e, "999999999999999700000"),
+            (0x444b1ae4d6e2ef4f, "999999999999999900000"),
+            (0x444b1ae4d6e2ef50, "1e+21"),
+            (0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"),
+            (0x3eb0c6f7a0b5ed8d, "0.000001"),
+            (0x41b3de4355555553, "333333333.3333332"),
+            (0x41b3de4355555554, "333333333.33333325"),
+            (0x41b3de4355555555, "333333333.3333333"),
+            (0x41b3de4355555556, "333333333.3333334"),
+            (0x41b3de4355555557, "333333333.33333343"),
+            (0xbecbf647612f3696, "-0.0000033333333333333333"),
+            (0x43143ff3c1cb0959, "1424953923781206.2"),
+        ];
+        for (bits, want) in cases {
+            assert_eq!(num(*bits), *want, "bits {bits:#018x}");
+        }
+    }
+
+    #[test]
+    fn js_number_thresholds() {
+        assert_eq!(js_number(1e21), "1e+21");
+        assert_eq!(js_number(1e20), "100000000000000000000");
+        assert_eq!(js_number(1e-7), "1e-7");
+        assert_eq!(js_number(1.5e-7), "1.5e-7");
+        assert_eq!(js_number(0.1), "0.1");
+        assert_eq!(js_number(-0.0), "0");
+        assert_eq!(js_number(123.0), "123");
+        assert_eq!(js_number(f64::NAN), "null");
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_3_sorting_by_utf16() {
+        // The RFC's sorting example: members ordered by UTF-16 code units, not by code points.
+        let v = json!({
+            "\u{20ac}": "Euro Sign",
+            "\r": "Carriage Return",
+            "\u{fb33}": "Hebrew Letter Dalet With Dagesh",
+            "1": "One",
+            "\u{1f600}": "Emoji: Grinning Face",
+            "\u{80}": "Control",
+            "\u{f6}": "Latin Small Letter O With Diaeresis"
+        });
+        let keys: Vec<String> = {
+            let s = to_jcs(&v);
+            let back: serde_json::Map<String, Value> = serde_json::from_str(&s).unwrap();
+            back.keys().cloned().collect()
+        };
+        let want = [
+            "\r",
+            "1",
+            "\u{80}",
+            "\u{f6}",
+            "\u{20ac}",
+            "\u{1f600}",
+            "\u{fb33}",
+        ];
+        assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn rfc8785_section_3_2_2_example() {
+        let input = r#"{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],
+            "string":"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+            "literals":[null,true,false]}"#;
+        let v: Value = serde_json::from_str(input).unwrap();
+        let want = r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#;
+        assert_eq!(to_jcs(&v), want);
+    }
+
+    #[test]
+    fn integers_beyond_2_pow_53_round_like_doubles() {
+        assert_eq!(to_jcs(&json!(9007199254740993u64)), "9007199254740992");
+        assert_eq!(to_jcs(&json!(-42)), "-42");
+    }
+}

@@ -1,0 +1,1 @@
+//! context-composition/v1: two-axis composition report of one session record.
