@@ -28,3 +28,27 @@ pub trait ClosedError {
         Vec::new()
     }
 }
+
+/// A value of one ledger column (D1 stores integers and text; nothing else is ever written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LedgerValue {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
+/// What a paid op hands the edge after it ran.
+///
+/// `status` is 200 for a delivered result, 422 for a could-not-measure shape (delivered unpaid).
+/// `chargeable` is true only when the payer receives the paid substance; the edge settles the payment
+/// only then. `report` is unsigned; the edge signs it. `ledger` holds the family-specific closed
+/// ledger columns (column name, value): counts, sizes, op, verdict line — never submitted content.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub status: u16,
+    pub chargeable: bool,
+    pub report: serde_json::Map<String, serde_json::Value>,
+    pub ledger: Vec<(&'static str, LedgerValue)>,
+}
+
+pub mod base58;
