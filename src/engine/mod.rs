@@ -52,3 +52,9 @@ pub struct Delivery {
 }
 
 pub mod base58;
+
+impl<E: ClosedError + 'static> From<E> for Box<dyn ClosedError> {
+    fn from(err: E) -> Self {
+        Box::new(err)
+    }
+}

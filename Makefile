@@ -1,0 +1,17 @@
+# The two commands of the README, and a few conveniences. Each installs what is missing first.
+.PHONY: dev test bench setup build
+
+dev:        ## serve the worker at http://127.0.0.1:8787 (local D1 + Durable Objects)
+	bash scripts/dev.sh
+
+test:       ## install what is missing, then run every test (native, wasm build, end-to-end)
+	bash scripts/test.sh
+
+bench:      ## benchmarks (tokenizer, engines); prints ratios measured in one run
+	bash scripts/bench.sh
+
+setup:
+	bash scripts/setup.sh
+
+build:
+	bash scripts/build.sh

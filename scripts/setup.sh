@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs whatever is missing, idempotently: the wasm target, worker-build, wasm-bindgen-cli (at the
+# lockfile's version), the npm tooling (wrangler, wasm-opt, oracles) and the local Solana VM's packages.
+# A second run does nothing but check versions.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+if [ "$(worker-build --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
+  cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  # Not --locked: one of its locked dependencies is no longer on the registry.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+npm_install() { # dir
+  local dir="$1"
+  [ -f "$dir/package.json" ] || return 0
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.installed" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed)
+  fi
+}
+npm_install "$ROOT"
+npm_install "$ROOT/tests/x402/svm"
+
+# A dev signing key for local runs (production reads the SIGNING_KEY secret).
+if ! grep -qs '^SIGNING_KEY=' "$ROOT/.dev.vars"; then
+  echo "SIGNING_KEY=$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))')" >> "$ROOT/.dev.vars"
+fi

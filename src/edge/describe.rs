@@ -1,0 +1,178 @@
+//! Self-description generated from the route table: the `GET /` index and the OpenAPI 3.1 document.
+
+use crate::edge::routes::{Handler, Route, Verb, ROUTES};
+use crate::engine::sign::ReportSigner;
+use serde_json::{json, Map, Value};
+
+/// Service name and version as published.
+pub const SERVICE: &str = "context-meter";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn price_label(units: u64) -> String {
+    format!("${}.{:06}", units / 1_000_000, units % 1_000_000)
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_owned()
+}
+
+fn access(route: &Route, price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64) -> Value {
+    match route.handler {
+        Handler::Paid(op) => {
+            let units = price_of(op);
+            json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "x402 v2 exact (Solana USDC)"})
+        }
+        Handler::Free(_) => json!({"kind": "free-tier", "per_day": 100, "min_interval_ms": 5000}),
+        _ => json!({"kind": "free"}),
+    }
+}
+
+/// The `GET /` index.
+pub fn index(
+    signer: &ReportSigner,
+    price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
+) -> Value {
+    let families: Vec<Value> = crate::edge::routes::Family::ALL
+        .iter()
+        .map(|f| {
+            let routes: Vec<Value> = ROUTES
+                .iter()
+                .filter(|r| {
+                    matches!(r.handler, Handler::Document(x) | Handler::Free(x) if x == *f)
+                        || matches!(r.handler, Handler::Paid(op) if op.family() == *f)
+                })
+                .map(|r| {
+                    json!({"method": r.verb.as_str(), "path": r.path, "summary": r.summary, "access": access(r, price_of)})
+                })
+                .collect();
+            json!({"family": f.id(), "criteria_id": f.criteria_id(), "routes": routes})
+        })
+        .collect();
+    json!({
+        "service": SERVICE,
+        "version": VERSION,
+        "what": "Mechanical, model-free context operations for AI agents, per call over x402. Nothing submitted is retained.",
+        "families": families,
+        "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
+                    "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
+        "links": {"openapi": "/openapi.json", "metrics": "/metrics"}
+    })
+}
+
+fn error_schema() -> Value {
+    json!({"type": "object", "required": ["code", "message"],
+           "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                          "payment": {"type": "string"}},
+           "additionalProperties": {"type": "integer"}})
+}
+
+fn operation(route: &Route) -> Value {
+    let mut responses = Map::new();
+    match route.handler {
+        Handler::Metrics => {
+            responses.insert("200".into(), json!({"description": "Prometheus text", "content": {"text/plain": {"schema": {"type": "string"}}}}));
+        }
+        Handler::Index | Handler::OpenApi | Handler::Document(_) => {
+            responses.insert("200".into(), json!({"description": "JSON document", "content": {"application/json": {"schema": {"type": "object"}}}}));
+        }
+        Handler::Free(_) | Handler::Paid(_) => {
+            responses.insert("200".into(), json!({"description": "Signed report", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignedReport"}}}}));
+            for (code, what) in [
+                (
+                    "400",
+                    "Free validation refusal (closed code, static message)",
+                ),
+                ("413", "Body over the route's byte cap"),
+                ("415", "Content-Type is not application/json"),
+            ] {
+                responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
+            }
+            let paid_402 = if matches!(route.handler, Handler::Paid(_)) {
+                "Payment required: PAYMENT-REQUIRED header carries the x402 v2 challenge"
+            } else {
+                "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
+            };
+            responses.insert("402".into(), json!({"description": paid_402}));
+        }
+    }
+    responses.insert("404".into(), json!({"description": "NOT COVERED", "content": {"text/plain": {"schema": {"type": "string", "const": "NOT COVERED"}}}}));
+    let mut op = json!({"summary": route.summary, "operationId": operation_id(route), "responses": responses});
+    if route.verb == Verb::Post {
+        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object"}}}});
+    }
+    if matches!(route.handler, Handler::Paid(_)) {
+        op["parameters"] = json!([
+            {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"}, "description": "x402 v2 payment payload (base64 JSON)"},
+            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}
+        ]);
+    }
+    op
+}
+
+fn operation_id(route: &Route) -> String {
+    let mut id = route.verb.as_str().to_ascii_lowercase();
+    for part in route
+        .path
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| !p.is_empty())
+    {
+        id.push('_');
+        id.push_str(part);
+    }
+    if route.path == "/" {
+        id.push_str("_index");
+    }
+    id
+}
+
+/// The OpenAPI 3.1 document of every route in the table.
+pub fn openapi() -> Value {
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let entry = paths
+            .entry(route.path.to_owned())
+            .or_insert_with(|| json!({}));
+        entry[route.verb.as_str().to_ascii_lowercase()] = operation(route);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": SERVICE, "version": VERSION,
+                 "description": "Mechanical, model-free context operations sold per call over x402. Unknown paths and methods answer 404 NOT COVERED."},
+        "paths": paths,
+        "components": {"schemas": {
+            "Refusal": error_schema(),
+            "SignedReport": {"type": "object", "required": ["signature"], "properties": {
+                "signature": {"type": "object", "required": ["alg", "key_id", "sig"], "properties": {
+                    "alg": {"const": "Ed25519"}, "key_id": {"type": "string"}, "sig": {"type": "string", "contentEncoding": "base64"}}}}}
+        }}
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openapi_lists_exactly_the_route_table() {
+        let doc = openapi();
+        let paths = doc["paths"].as_object().unwrap();
+        let mut listed = 0;
+        for (path, ops) in paths {
+            for verb in ops.as_object().unwrap().keys() {
+                let v = if verb == "get" { Verb::Get } else { Verb::Post };
+                assert!(
+                    crate::edge::routes::find(v, path).is_some(),
+                    "{verb} {path}"
+                );
+                listed += 1;
+            }
+        }
+        assert_eq!(listed, ROUTES.len());
+    }
+
+    #[test]
+    fn price_labels() {
+        assert_eq!(price_label(20_000), "$0.02");
+        assert_eq!(price_label(5_000), "$0.005");
+        assert_eq!(price_label(1_000_000), "$1");
+    }
+}

@@ -1,0 +1,64 @@
+//! Response building: JSON bodies, signed reports, closed error bodies. Every error body is the
+//! static message plus numbers; `404` is the static text `NOT COVERED`.
+
+use crate::edge::error::EdgeError;
+use crate::engine::sign::ReportSigner;
+use crate::engine::ClosedError;
+use serde_json::{Map, Value};
+use worker::{Headers, Response, Result};
+
+fn base_headers(content_type: &str) -> Headers {
+    let h = Headers::new();
+    let _ = h.set("content-type", content_type);
+    let _ = h.set("cache-control", "no-store");
+    let _ = h.set("x-content-type-options", "nosniff");
+    h
+}
+
+/// A JSON response with the given status.
+pub fn json(status: u16, value: &Value) -> Result<Response> {
+    let body = serde_json::to_vec(value).map_err(|_| worker::Error::RustError(String::new()))?;
+    Ok(Response::from_bytes(body)?
+        .with_status(status)
+        .with_headers(base_headers("application/json; charset=utf-8")))
+}
+
+/// Signs `report` and answers it with `status`.
+pub fn signed(
+    status: u16,
+    mut report: Map<String, Value>,
+    signer: &ReportSigner,
+) -> Result<Response> {
+    signer.sign(&mut report);
+    json(status, &Value::Object(report))
+}
+
+/// The static 404 for anything the route table does not hold.
+pub fn not_covered() -> Result<Response> {
+    Ok(Response::from_bytes(b"NOT COVERED".to_vec())?
+        .with_status(404)
+        .with_headers(base_headers("text/plain; charset=utf-8")))
+}
+
+/// The closed JSON body of a refusal: `{code, message, <figures>}` and, when the request carried a
+/// payment header that was not looked at, `payment: "not verified, not consumed"`.
+pub fn refusal_body(err: &dyn ClosedError, payment_untouched: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("code".into(), Value::from(err.code()));
+    body.insert("message".into(), Value::from(err.message()));
+    for (name, n) in err.figures() {
+        body.insert(name.into(), Value::from(n));
+    }
+    if payment_untouched {
+        body.insert("payment".into(), Value::from("not verified, not consumed"));
+    }
+    Value::Object(body)
+}
+
+/// Answers a closed refusal.
+pub fn refusal(err: &dyn ClosedError, payment_untouched: bool) -> Result<Response> {
+    if err.code() == EdgeError::NotCovered.code() {
+        return not_covered();
+    }
+    json(err.status(), &refusal_body(err, payment_untouched))
+}

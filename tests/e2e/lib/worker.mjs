@@ -1,0 +1,87 @@
+// Starts the built worker under real workerd (`wrangler dev`) with a fresh local D1 and Durable
+// Object state, for one test file. The bundle must already be built (scripts/build.sh); the
+// migrations are applied to the same persistence directory first. Everything the worker prints is
+// kept in `logs()` (the retention tests scan it).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const WRANGLER = join(ROOT, 'node_modules', '.bin', 'wrangler');
+
+function quietEnv(extra = {}) {
+  return {
+    ...process.env,
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    NO_UPDATE_NOTIFIER: '1',
+    SKIP_WORKER_BUILD: '1',
+    ...extra,
+  };
+}
+
+/**
+ * @param {{port: number, vars?: Record<string,string>}} opts
+ * @returns {Promise<{url: string, persist: string, logs: () => string, stop: () => Promise<void>}>}
+ */
+export async function startWorker({ port, vars = {} }) {
+  const persist = mkdtempSync(join(tmpdir(), 'cm-e2e-'));
+  execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
+    cwd: ROOT,
+    env: quietEnv(),
+    stdio: 'pipe',
+  });
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false',
+    '--persist-to', persist, '--log-level', 'debug'];
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+  const child = spawn(WRANGLER, args, { cwd: ROOT, env: quietEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${out}`);
+    try {
+      const r = await fetch(url + '/');
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      process.kill(-child.pid, 'SIGKILL');
+      throw new Error(`wrangler dev not ready in 90 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    persist,
+    logs: () => out,
+    stop: async () => {
+      try { process.kill(-child.pid, 'SIGTERM'); } catch {}
+      await new Promise((r) => setTimeout(r, 300));
+      try { process.kill(-child.pid, 'SIGKILL'); } catch {}
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs SQL against the worker's local D1 (same persistence directory) and returns the rows. */
+export function d1(persist, sql) {
+  const out = execFileSync(WRANGLER, ['d1', 'execute', 'context-meter', '--local', '--persist-to', persist,
+    '--json', '--command', sql], { cwd: ROOT, env: quietEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  return JSON.parse(out.toString())[0].results;
+}
+
+/** A deterministic valid Solana address (base58 of 32 bytes) for test wallet number `n`. */
+export function wallet(n) {
+  const bytes = Buffer.alloc(32);
+  bytes.writeUInt32BE(n + 1, 28);
+  bytes[0] = 7;
+  const A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+  let x = BigInt('0x' + bytes.toString('hex'));
+  let s = '';
+  while (x > 0n) { s = A[Number(x % 58n)] + s; x /= 58n; }
+  return s;
+}
