@@ -9,6 +9,7 @@ pub mod config;
 pub mod describe;
 pub mod error;
 pub mod families;
+pub mod ledger;
 pub mod metrics;
 pub mod respond;
 pub mod routes;

@@ -85,3 +85,12 @@ export function wallet(n) {
   while (x > 0n) { s = A[Number(x % 58n)] + s; x /= 58n; }
   return s;
 }
+
+/** A fresh local D1 with every migration applied (no worker running). */
+export function freshD1() {
+  const persist = mkdtempSync(join(tmpdir(), 'cm-d1-'));
+  execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
+    cwd: ROOT, env: quietEnv(), stdio: 'pipe',
+  });
+  return { persist, drop: () => rmSync(persist, { recursive: true, force: true }) };
+}
