@@ -1,1 +1,0 @@
-//! context-budget-pack: packs caller-costed evidence spans into a budget (see the served contract).
