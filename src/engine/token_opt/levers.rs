@@ -1,0 +1,707 @@
+//! The token-reduction levers of the TypeScript reference (`spec/token-opt.reference.ts.diff`), one pure
+//! function each, with the reference's behaviour case by case, and their measurement in exact cl100k
+//! tokens beside the reference's chars/4 estimate.
+//!
+//! Invariants:
+//! - Lengths are JavaScript string lengths (UTF-16 code units), the unit the reference slices and
+//!   estimates in; slicing never splits a surrogate pair (it cuts one unit earlier instead).
+//! - Every measured text is tokenized exactly once (`Measured::of`); sums are sums of those counts.
+//! - The hard cap of `truncate_turn` holds for every input: the joined output never exceeds `max_chars`.
+
+use super::json_js::{compact, js_length, to_js_key_order};
+use crate::engine::canonical::js_number;
+use crate::engine::tokenizer;
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
+
+/// The reference's default top-k per category.
+pub const C9_DEFAULT_TOP_K: usize = 3;
+/// The reference's default relevance cutoff per category.
+pub const C9_DEFAULT_CUTOFF: f64 = 0.3;
+/// The reference's fixed chars-per-token ratio of its estimate.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// The reference's `estimateTokens` over a length: `ceil(len / 4)`, 0 for 0.
+pub fn estimate(chars: usize) -> usize {
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+// ─── Measurement ─────────────────────────────────────────────────────────────────────────────────
+
+/// A text's size: JavaScript length and exact token count (the text tokenized once).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub chars: usize,
+    pub tokens: usize,
+}
+
+impl Measured {
+    pub fn of(text: &str) -> Self {
+        Measured {
+            chars: js_length(text),
+            tokens: tokenizer::count(text),
+        }
+    }
+
+    fn times(self, n: usize) -> Self {
+        Measured {
+            chars: self.chars * n,
+            tokens: self.tokens * n,
+        }
+    }
+
+    fn plus(self, other: Self) -> Self {
+        Measured {
+            chars: self.chars + other.chars,
+            tokens: self.tokens + other.tokens,
+        }
+    }
+}
+
+/// The reference's `OverheadBreakdown`, each component measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overhead {
+    pub retrieval: Measured,
+    pub discovery: Measured,
+    pub detail: Measured,
+    pub marker: Measured,
+}
+
+impl Overhead {
+    pub fn total(&self) -> Measured {
+        self.retrieval
+            .plus(self.discovery)
+            .plus(self.detail)
+            .plus(self.marker)
+    }
+}
+
+/// One lever's before / after / overhead; gross, net and the gate verdict derive from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measurement {
+    /// The reference's lever name (`c9`, `filter-truncate`, `schema`).
+    pub lever: &'static str,
+    /// Which part of the lever was measured (`c9`, `filter`, `truncate`, `schema`).
+    pub part: &'static str,
+    pub before: Measured,
+    pub after: Measured,
+    pub overhead: Overhead,
+}
+
+impl Measurement {
+    /// Exact gross saving in tokens: before − after.
+    pub fn gross(&self) -> i64 {
+        self.before.tokens as i64 - self.after.tokens as i64
+    }
+    /// Exact net saving in tokens: gross − every overhead component.
+    pub fn net(&self) -> i64 {
+        self.gross() - self.overhead.total().tokens as i64
+    }
+    /// The gate: a lever stays enabled only when its exact net saving is positive.
+    pub fn enabled(&self) -> bool {
+        self.net() > 0
+    }
+    /// The reference's own figures (`measureLeverFull` over the char counts): before, after,
+    /// overhead (one ceiling over the summed overhead chars), gross, net.
+    pub fn estimates(&self) -> [i64; 5] {
+        let before = estimate(self.before.chars) as i64;
+        let after = estimate(self.after.chars) as i64;
+        let overhead = estimate(self.overhead.total().chars) as i64;
+        [
+            before,
+            after,
+            overhead,
+            before - after,
+            before - after - overhead,
+        ]
+    }
+}
+
+// ─── Lever 1: C9 selection ───────────────────────────────────────────────────────────────────────
+
+/// One scored retrieval candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    pub id: String,
+    pub category: String,
+    pub score: f64,
+    pub text: String,
+}
+
+/// Per-category override (absent members take the defaults).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CategoryConfig {
+    pub top_k: Option<usize>,
+    pub cutoff: Option<f64>,
+}
+
+/// The quality-floor signal of a selection (reference `C9FilterResult.signal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Ok,
+    EmptyInput,
+    AllDropped,
+    FallbackRelative,
+    Nonsense,
+}
+
+impl Signal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::Ok => "ok",
+            Signal::EmptyInput => "empty-input",
+            Signal::AllDropped => "all-dropped",
+            Signal::FallbackRelative => "fallback-relative",
+            Signal::Nonsense => "nonsense",
+        }
+    }
+}
+
+/// The outcome of `c9_filter`: candidate positions (indices into the submitted list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct C9Outcome {
+    pub selected: Vec<usize>,
+    pub dropped: Vec<usize>,
+    pub signal: Signal,
+    pub notice: Option<String>,
+    /// Recall over cutoff-eligible chunks: (eligible selected, eligible); 1 when nothing was eligible.
+    pub eligible_selected: usize,
+    pub eligible_total: usize,
+    /// The injected context: one auditable line per selected chunk.
+    pub context: String,
+}
+
+impl C9Outcome {
+    pub fn recall(&self) -> f64 {
+        if self.eligible_total == 0 {
+            1.0
+        } else {
+            self.eligible_selected as f64 / self.eligible_total as f64
+        }
+    }
+}
+
+fn config_for<'a>(
+    per_category: &'a [(String, CategoryConfig)],
+    category: &str,
+) -> Option<&'a CategoryConfig> {
+    per_category
+        .iter()
+        .find(|(c, _)| c == category)
+        .map(|(_, cfg)| cfg)
+}
+
+/// Chunks grouped by category in first-appearance order, each group in submitted order.
+fn group_by_category(chunks: &[Chunk]) -> Vec<(&str, Vec<usize>)> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, chunk) in chunks.iter().enumerate() {
+        match groups.iter_mut().find(|(c, _)| *c == chunk.category) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((&chunk.category, vec![i])),
+        }
+    }
+    groups
+}
+
+/// The reference's `c9Filter(chunks, perCategory, query)`.
+pub fn c9_filter(
+    chunks: &[Chunk],
+    per_category: &[(String, CategoryConfig)],
+    query: Option<&str>,
+) -> C9Outcome {
+    let groups = group_by_category(chunks);
+    let mut selected = Vec::new();
+    let mut dropped = Vec::new();
+    let (mut eligible_total, mut eligible_selected) = (0, 0);
+    for (category, members) in &groups {
+        let config = config_for(per_category, category)
+            .copied()
+            .unwrap_or_default();
+        let top_k = config.top_k.unwrap_or(C9_DEFAULT_TOP_K);
+        let cutoff = config.cutoff.unwrap_or(C9_DEFAULT_CUTOFF);
+        let mut eligible: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| chunks[i].score >= cutoff)
+            .collect();
+        // A stable sort by score, descending (V8's Array#sort is stable).
+        eligible.sort_by(|&a, &b| chunks[b].score.total_cmp(&chunks[a].score));
+        let kept = top_k.min(eligible.len());
+        eligible_total += eligible.len();
+        eligible_selected += kept;
+        selected.extend_from_slice(&eligible[..kept]);
+        dropped.extend(
+            members
+                .iter()
+                .copied()
+                .filter(|&i| chunks[i].score < cutoff),
+        );
+        dropped.extend_from_slice(&eligible[kept..]);
+    }
+    let mut signal = if chunks.is_empty() {
+        Signal::EmptyInput
+    } else if selected.is_empty() {
+        Signal::AllDropped
+    } else {
+        Signal::Ok
+    };
+    let mut notice = match signal {
+        Signal::EmptyInput => Some(
+            "C9: empty input — no chunks retrieved; fallback: proceed without injected context".to_owned(),
+        ),
+        Signal::AllDropped => Some(
+            "C9: all chunks dropped by cutoff/top-k; fallback: relax cutoff/top-k or proceed without context"
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    if let (false, true, Some(query)) = (chunks.is_empty(), selected.is_empty(), query) {
+        let query_terms = lexical_terms(query);
+        let fallback = if query_terms.is_empty() {
+            Vec::new()
+        } else {
+            relative_lexical_selection(chunks, &groups, per_category, &query_terms)
+        };
+        if !fallback.is_empty() {
+            notice = Some(format!(
+                "C9: absolute cutoff {} yielded no eligible chunks; lexical/relative fallback selected {} auditable \
+                 low-score chunk(s) ({} query term(s)); selected scores remain below cutoff",
+                js_number(C9_DEFAULT_CUTOFF),
+                fallback.len(),
+                query_terms.len()
+            ));
+            selected = fallback;
+            signal = Signal::FallbackRelative;
+            dropped = (0..chunks.len())
+                .filter(|i| !selected.contains(i))
+                .collect();
+        } else if !js_trim(query).is_empty() {
+            signal = Signal::Nonsense;
+            notice = Some(
+                "C9: query has no lexical overlap with low-score chunks; fallback returned zero and no context was injected"
+                    .to_owned(),
+            );
+        }
+    }
+    let context = build_context(chunks, &selected);
+    C9Outcome {
+        selected,
+        dropped,
+        signal,
+        notice,
+        eligible_selected,
+        eligible_total,
+        context,
+    }
+}
+
+/// The reference's `relativeLexicalSelection`: per category, query-matching chunks ranked by lexical
+/// overlap, then score relative to the category maximum, then score, then position; top-k kept.
+fn relative_lexical_selection(
+    chunks: &[Chunk],
+    groups: &[(&str, Vec<usize>)],
+    per_category: &[(String, CategoryConfig)],
+    query_terms: &[String],
+) -> Vec<usize> {
+    let mut selected = Vec::new();
+    for (category, members) in groups {
+        let top_k = config_for(per_category, category)
+            .and_then(|c| c.top_k)
+            .unwrap_or(C9_DEFAULT_TOP_K);
+        let max_score = members
+            .iter()
+            .map(|&i| chunks[i].score)
+            .fold(0.0_f64, f64::max);
+        let mut ranked: Vec<(usize, usize, f64, f64)> = members
+            .iter()
+            .enumerate()
+            .filter_map(|(index, &i)| {
+                let terms = lexical_terms(&chunks[i].text);
+                let overlap = query_terms.iter().filter(|t| terms.contains(t)).count();
+                let lexical = overlap as f64 / query_terms.len() as f64;
+                let relative = if max_score > 0.0 {
+                    chunks[i].score / max_score
+                } else {
+                    0.0
+                };
+                (lexical > 0.0).then_some((i, index, lexical, relative))
+            })
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.2.total_cmp(&a.2)
+                .then(b.3.total_cmp(&a.3))
+                .then(chunks[b.0].score.total_cmp(&chunks[a.0].score))
+                .then(a.1.cmp(&b.1))
+        });
+        selected.extend(ranked.iter().take(top_k).map(|r| r.0));
+    }
+    selected
+}
+
+/// The reference's `buildC9Context`: `[category:id|score] text`, one line per chunk.
+pub fn build_context(chunks: &[Chunk], indices: &[usize]) -> String {
+    let mut out = String::new();
+    for (n, &i) in indices.iter().enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let c = &chunks[i];
+        out.push('[');
+        out.push_str(&c.category);
+        out.push(':');
+        out.push_str(&c.id);
+        out.push('|');
+        out.push_str(&js_number(c.score));
+        out.push_str("] ");
+        out.push_str(&c.text);
+    }
+    out
+}
+
+/// The reference's `lexicalTerms`: NFKD, combining marks removed, lower-cased, maximal runs of
+/// letters and numbers longer than one UTF-16 unit, de-duplicated in first-seen order.
+pub fn lexical_terms(value: &str) -> Vec<String> {
+    static MARKS: OnceLock<Regex> = OnceLock::new();
+    static TERMS: OnceLock<Regex> = OnceLock::new();
+    let marks = MARKS.get_or_init(|| Regex::new(r"\p{M}").expect("static pattern"));
+    let terms = TERMS.get_or_init(|| Regex::new(r"[\p{L}\p{N}]+").expect("static pattern"));
+    let decomposed: String = value.nfkd().collect();
+    let lowered = marks.replace_all(&decomposed, "").to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for m in terms.find_iter(&lowered) {
+        let term = m.as_str();
+        if js_length(term) > 1 && !out.iter().any(|t| t == term) {
+            out.push(term.to_owned());
+        }
+    }
+    out
+}
+
+/// ECMAScript `String#trim`: WhiteSpace (TAB VT FF SP NBSP ZWNBSP and category Zs) and LineTerminator.
+pub fn js_trim(s: &str) -> &str {
+    fn is_js_space(c: char) -> bool {
+        matches!(
+            c,
+            '\t' | '\u{b}'
+                | '\u{c}'
+                | ' '
+                | '\u{a0}'
+                | '\u{feff}'
+                | '\n'
+                | '\r'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{1680}'
+                | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+        )
+    }
+    s.trim_matches(is_js_space)
+}
+
+// ─── Lever 3a: response field filtering ──────────────────────────────────────────────────────────
+
+/// Required fields absent from the response: how many, and the position of the first in `required`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissingRequired {
+    pub missing: usize,
+    pub first_index: usize,
+}
+
+/// The reference's `filterFields`: the allowed own members of `raw`, in `allowed` order (then
+/// JavaScript's key order); any required member absent → `MissingRequired`.
+pub fn filter_fields(
+    raw: &Map<String, Value>,
+    allowed: &[String],
+    required: &[String],
+) -> Result<Map<String, Value>, MissingRequired> {
+    let absent: Vec<usize> = required
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| !raw.contains_key(k.as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(&first_index) = absent.first() {
+        return Err(MissingRequired {
+            missing: absent.len(),
+            first_index,
+        });
+    }
+    let mut out = Map::new();
+    for key in allowed {
+        if let Some(v) = raw.get(key.as_str()) {
+            out.insert(key.clone(), v.clone());
+        }
+    }
+    let mut value = Value::Object(out);
+    to_js_key_order(&mut value);
+    match value {
+        Value::Object(m) => Ok(m),
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
+// ─── Lever 3b: per-turn truncation ───────────────────────────────────────────────────────────────
+
+/// The outcome of `truncate_turn`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruncateOutcome {
+    pub blocks: Vec<String>,
+    pub truncated: bool,
+    /// The middle-block marker when one was used (its length is debited as overhead).
+    pub marker: Option<String>,
+}
+
+/// The first `units` UTF-16 code units of `s`, one unit fewer when the cut would split a pair.
+fn js_prefix(s: &str, units: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        let w = c.len_utf16();
+        if used + w > units {
+            return &s[..i];
+        }
+        used += w;
+    }
+    s
+}
+
+/// The reference's `fitBudget`: the text when it fits, else its head plus `…` within `budget`.
+fn fit_budget(text: &str, budget: usize) -> String {
+    if js_length(text) <= budget {
+        return text.to_owned();
+    }
+    match budget {
+        0 => String::new(),
+        1 => "…".to_owned(),
+        _ => format!("{}…", js_prefix(text, budget - 1)),
+    }
+}
+
+/// The reference's `truncateTurn(blocks, maxChars)`: summary (first) and tail (last) kept, middle
+/// blocks replaced by `…[+N truncated]…`, HARD cap on the `\n`-joined output. Where the reference's
+/// two-block branch would overrun the cap by its join newline, the tail is fitted to `max_chars − 1`
+/// (and a zero cap yields one empty block).
+pub fn truncate_turn(blocks: &[String], max_chars: usize) -> TruncateOutcome {
+    let joined_len =
+        blocks.iter().map(|b| js_length(b)).sum::<usize>() + blocks.len().saturating_sub(1);
+    if joined_len <= max_chars {
+        return TruncateOutcome {
+            blocks: blocks.to_vec(),
+            truncated: false,
+            marker: None,
+        };
+    }
+    let head = blocks.first().map(String::as_str).unwrap_or("");
+    let tail = if blocks.len() > 1 {
+        blocks[blocks.len() - 1].as_str()
+    } else {
+        ""
+    };
+    if blocks.len() == 1 {
+        return TruncateOutcome {
+            blocks: vec![fit_budget(head, max_chars)],
+            truncated: true,
+            marker: None,
+        };
+    }
+    if blocks.len() == 2 {
+        if max_chars == 0 {
+            return TruncateOutcome {
+                blocks: vec![String::new()],
+                truncated: true,
+                marker: None,
+            };
+        }
+        let mut tail_out = fit_budget(tail, max_chars);
+        if js_length(&tail_out) >= max_chars {
+            tail_out = fit_budget(tail, max_chars - 1);
+        }
+        let head_out = fit_budget(head, max_chars.saturating_sub(js_length(&tail_out) + 1));
+        return TruncateOutcome {
+            blocks: vec![head_out, tail_out],
+            truncated: true,
+            marker: None,
+        };
+    }
+    let marker = format!("…[+{} truncated]…", blocks.len() - 2);
+    let marker_len = js_length(&marker);
+    if max_chars < marker_len + 2 {
+        return TruncateOutcome {
+            blocks: vec![fit_budget(&marker, max_chars)],
+            truncated: true,
+            marker: Some(marker),
+        };
+    }
+    let budget = max_chars - marker_len - 2;
+    let head_out = fit_budget(head, budget);
+    let tail_out = fit_budget(tail, budget - js_length(&head_out));
+    TruncateOutcome {
+        blocks: vec![head_out, marker.clone(), tail_out],
+        truncated: true,
+        marker: Some(marker),
+    }
+}
+
+// ─── Lever 5: schema slimming ────────────────────────────────────────────────────────────────────
+
+/// One tool as the caller describes it: its full and slim descriptions, and how many times the full
+/// detail is fetched on demand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    pub full: Option<String>,
+    pub slim: Option<String>,
+    pub detail_fetches: usize,
+}
+
+impl Tool {
+    /// The reference's `describeTool(name, detail)`.
+    pub fn describe(&self, detail: bool) -> &str {
+        let (first, second) = if detail {
+            (&self.full, &self.slim)
+        } else {
+            (&self.slim, &self.full)
+        };
+        first.as_deref().or(second.as_deref()).unwrap_or(&self.name)
+    }
+}
+
+// ─── Measuring each lever ────────────────────────────────────────────────────────────────────────
+
+/// C9: before = every candidate as an auditable line (unselected injection); after = nothing of the
+/// candidate set; retrieval overhead = the context actually injected.
+pub fn measure_c9(chunks: &[Chunk], outcome: &C9Outcome) -> Measurement {
+    let all: Vec<usize> = (0..chunks.len()).collect();
+    Measurement {
+        lever: "c9",
+        part: "c9",
+        before: Measured::of(&build_context(chunks, &all)),
+        after: Measured::default(),
+        overhead: Overhead {
+            retrieval: Measured::of(&outcome.context),
+            ..Overhead::default()
+        },
+    }
+}
+
+/// Filtering: `JSON.stringify` of the response before and after.
+pub fn measure_filter(raw: &Map<String, Value>, filtered: &Map<String, Value>) -> Measurement {
+    Measurement {
+        lever: "filter-truncate",
+        part: "filter",
+        before: Measured::of(&compact(&Value::Object(raw.clone()))),
+        after: Measured::of(&compact(&Value::Object(filtered.clone()))),
+        overhead: Overhead::default(),
+    }
+}
+
+/// Truncation: the `\n`-joined turn before and after; the marker debited again as overhead, as the
+/// reference's `markerChars` is.
+pub fn measure_truncate(blocks: &[String], outcome: &TruncateOutcome) -> Measurement {
+    Measurement {
+        lever: "filter-truncate",
+        part: "truncate",
+        before: Measured::of(&blocks.join("\n")),
+        after: Measured::of(&outcome.blocks.join("\n")),
+        overhead: Overhead {
+            marker: outcome
+                .marker
+                .as_deref()
+                .map(Measured::of)
+                .unwrap_or_default(),
+            ..Overhead::default()
+        },
+    }
+}
+
+/// Schema: every tool's full description (before) and default description (after), summed per
+/// description; each on-demand fetch debits the full description once more.
+pub fn measure_schema(tools: &[Tool]) -> Measurement {
+    let mut before = Measured::default();
+    let mut after = Measured::default();
+    let mut detail = Measured::default();
+    for tool in tools {
+        let full_text = tool.describe(true);
+        let full = Measured::of(full_text);
+        before = before.plus(full);
+        let slim_text = tool.describe(false);
+        after = after.plus(if slim_text == full_text {
+            full
+        } else {
+            Measured::of(slim_text)
+        });
+        if let Some(own_full) = &tool.full {
+            let own = if own_full == full_text {
+                full
+            } else {
+                Measured::of(own_full)
+            };
+            detail = detail.plus(own.times(tool.detail_fetches));
+        }
+    }
+    Measurement {
+        lever: "schema",
+        part: "schema",
+        before,
+        after,
+        overhead: Overhead {
+            detail,
+            ..Overhead::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: &str, category: &str, score: f64, text: &str) -> Chunk {
+        Chunk {
+            id: id.into(),
+            category: category.into(),
+            score,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn top_k_overflow_lowers_recall_honestly() {
+        let chunks: Vec<Chunk> = (0..5)
+            .map(|i| chunk(&i.to_string(), "a", 0.5 + i as f64 / 10.0, "t"))
+            .collect();
+        let out = c9_filter(&chunks, &[], None);
+        assert_eq!(out.selected, vec![4, 3, 2]);
+        assert_eq!(out.recall(), 0.6);
+        assert_eq!(out.signal, Signal::Ok);
+    }
+
+    #[test]
+    fn lexical_terms_fold_marks_and_case() {
+        assert_eq!(
+            lexical_terms("Café CAFE a ÉCOLE x2"),
+            vec!["cafe", "ecole", "x2"]
+        );
+    }
+
+    #[test]
+    fn the_hard_cap_holds_where_the_reference_two_block_branch_overruns() {
+        let blocks = vec!["abc".to_owned(), "defgh".to_owned()];
+        let out = truncate_turn(&blocks, 5);
+        assert!(js_length(&out.blocks.join("\n")) <= 5);
+        assert_eq!(out.blocks, vec!["".to_owned(), "def…".to_owned()]);
+    }
+
+    #[test]
+    fn slicing_never_splits_a_surrogate_pair() {
+        assert_eq!(fit_budget("a😀bc", 3), "a…");
+    }
+
+    #[test]
+    fn estimate_is_a_ceiling_of_chars_over_four() {
+        assert_eq!(
+            (estimate(0), estimate(1), estimate(4), estimate(5)),
+            (0, 1, 1, 2)
+        );
+    }
+}

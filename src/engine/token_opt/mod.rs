@@ -1,0 +1,697 @@
+//! token-opt/v1: the token-reduction levers of the TypeScript reference measured in exact cl100k
+//! tokens (the reference's chars/4 estimate printed beside every figure, labelled `est:~N`), and TOON
+//! encoding of a JSON payload with compact JSON as the fallback whenever TOON is not fewer tokens.
+//!
+//! Two paid ops, no free precheck: `parse_levers` / `parse_toon` are the free validation of the raw
+//! body (every refusal is static text plus numbers, nothing of the body is echoed), `run_levers` /
+//! `run_toon` the paid substance. Pure: the clock arrives as `now_ms`; the same body and `now_ms`
+//! always yield the same bytes. Bodies are parsed into JavaScript's key order (array-index keys
+//! first), the order the reference implementations see after `JSON.parse`.
+
+mod criteria;
+pub mod json_js;
+pub mod levers;
+pub mod toon;
+
+pub use criteria::criteria;
+
+use crate::engine::time::iso8601_millis;
+use crate::engine::{ClosedError, Delivery, LedgerValue};
+use json_js::{compact, js_length, to_js_key_order};
+use levers::{CategoryConfig, Chunk, Measurement, Tool};
+use serde_json::{json, Map, Value};
+use toon::{Delimiter, ToonOptions};
+
+/// The criteria id every report carries.
+pub const CRITERIA_ID: &str = "token-opt/v1";
+/// Request body cap of `POST /token-opt/levers` (bytes).
+pub const LEVERS_BODY_CAP: usize = 262_144;
+/// Request body cap of `POST /token-opt/toon` (bytes): a 256 KiB payload plus 8 KiB of envelope.
+pub const TOON_BODY_CAP: usize = 270_336;
+/// Price of one levers call, USDC base units ($0.01).
+pub const LEVERS_PRICE_USDC_UNITS: u64 = 10_000;
+/// Price of one toon call, USDC base units ($0.005).
+pub const TOON_PRICE_USDC_UNITS: u64 = 5_000;
+/// Largest indentation the toon op accepts (spaces per level).
+pub const MAX_INDENT_SIZE: u64 = 8;
+
+/// The family's closed ledger columns, in order (the edge adds the payment columns).
+pub const LEDGER_COLUMNS: &[&str] = &[
+    "criteria_version",
+    "op",
+    "verdict",
+    "body_bytes",
+    "levers_measured",
+    "levers_enabled",
+    "tokens_before",
+    "tokens_after",
+    "tokens_overhead",
+    "tokens_net",
+    "json_tokens",
+    "toon_tokens",
+    "returned_format",
+];
+
+const HONESTY_LINE: &str = "Counts are exact under the published tokenizer (cl100k_base); another model's tokenizer will count the same text differently, so a saving under token-opt/v1 is a figure under the published rules, not a promised bill reduction on any specific provider. The est:~ figures are the reference module's chars/4 estimate, printed for comparison only; the gate reads the exact figures.";
+
+/// Every refusal of the family. Static messages; figures are numbers only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The body exceeds the op's cap.
+    BodyTooLarge {
+        cap: usize,
+    },
+    BodyNotUtf8,
+    MalformedBody,
+    BodyNotObject,
+    /// A member the input contract does not define (top level or inside a lever).
+    UnknownField,
+    NoLeverRequested,
+    C9QueryInvalid,
+    C9CandidateInvalid {
+        index: usize,
+    },
+    C9PerCategoryInvalid,
+    FilterInvalid,
+    FilterRequiredMissing {
+        missing: usize,
+        first_index: usize,
+    },
+    TruncateInvalid,
+    SchemaToolInvalid {
+        index: usize,
+    },
+    PayloadMissing,
+    ToonOptionsInvalid,
+}
+
+impl ClosedError for Refusal {
+    fn code(&self) -> &'static str {
+        match self {
+            Refusal::BodyTooLarge { .. } => "CAP-EXCEEDED:body_bytes",
+            Refusal::BodyNotUtf8 => "body_not_utf8",
+            Refusal::MalformedBody => "malformed_body",
+            Refusal::BodyNotObject => "body_not_object",
+            Refusal::UnknownField => "unknown_field",
+            Refusal::NoLeverRequested => "no_lever_requested",
+            Refusal::C9QueryInvalid => "c9_query_invalid",
+            Refusal::C9CandidateInvalid { .. } => "c9_candidate_invalid",
+            Refusal::C9PerCategoryInvalid => "c9_per_category_invalid",
+            Refusal::FilterInvalid => "filter_invalid",
+            Refusal::FilterRequiredMissing { .. } => "filter_required_missing",
+            Refusal::TruncateInvalid => "truncate_invalid",
+            Refusal::SchemaToolInvalid { .. } => "schema_tool_invalid",
+            Refusal::PayloadMissing => "payload_missing",
+            Refusal::ToonOptionsInvalid => "toon_options_invalid",
+        }
+    }
+
+    fn status(&self) -> u16 {
+        match self {
+            Refusal::BodyTooLarge { .. } => 413,
+            Refusal::FilterRequiredMissing { .. } => 422,
+            _ => 400,
+        }
+    }
+
+    fn message(&self) -> &'static str {
+        match self {
+            Refusal::BodyTooLarge { .. } => "The request body exceeds this op's byte cap; nothing was read past the cap.",
+            Refusal::BodyNotUtf8 => "The request body is not valid UTF-8.",
+            Refusal::MalformedBody => "The request body is not valid JSON (numbers must fit a double; strings must be valid Unicode).",
+            Refusal::BodyNotObject => "The request body must be a JSON object.",
+            Refusal::UnknownField => "The request carries a member the token-opt/v1 input contract does not define.",
+            Refusal::NoLeverRequested => "Name at least one lever: c9, filter, truncate or schema.",
+            Refusal::C9QueryInvalid => "c9.query must be a string when present.",
+            Refusal::C9CandidateInvalid { .. } => "c9.candidates must be an array of objects with string id, string category, finite number score and string text; the figure names the first bad position.",
+            Refusal::C9PerCategoryInvalid => "c9.per_category must map category names to objects with an optional non-negative integer top_k and an optional number cutoff.",
+            Refusal::FilterInvalid => "filter needs response (a JSON object), allowed (an array of strings) and optionally required (an array of strings).",
+            Refusal::FilterRequiredMissing { .. } => "Required fields are missing from the response; nothing is filtered silently. The figures give how many and the position of the first in required.",
+            Refusal::TruncateInvalid => "truncate needs blocks (an array of strings) and max_chars (a non-negative integer).",
+            Refusal::SchemaToolInvalid { .. } => "schema.tools must be an array of objects with string name, optional string full and slim, and optional non-negative integer detail_fetches; the figure names the first bad position.",
+            Refusal::PayloadMissing => "The body must carry payload: the JSON value to encode.",
+            Refusal::ToonOptionsInvalid => "delimiter must be \",\", \"\\t\" or \"|\"; indent_size an integer from 1 to 8.",
+        }
+    }
+
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        match *self {
+            Refusal::BodyTooLarge { cap } => vec![("cap_bytes", cap as u64)],
+            Refusal::C9CandidateInvalid { index } => vec![("candidate_index", index as u64)],
+            Refusal::FilterRequiredMissing {
+                missing,
+                first_index,
+            } => {
+                vec![
+                    ("missing_required", missing as u64),
+                    ("first_missing_index", first_index as u64),
+                ]
+            }
+            Refusal::SchemaToolInvalid { index } => vec![("tool_index", index as u64)],
+            Refusal::ToonOptionsInvalid => vec![("max_indent_size", MAX_INDENT_SIZE)],
+            _ => Vec::new(),
+        }
+    }
+}
+
+// ─── Shared body handling ────────────────────────────────────────────────────────────────────────
+
+fn parse_object(body: &[u8], cap: usize) -> Result<Map<String, Value>, Refusal> {
+    if body.len() > cap {
+        return Err(Refusal::BodyTooLarge { cap });
+    }
+    let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
+    let mut value: Value = serde_json::from_str(text).map_err(|_| Refusal::MalformedBody)?;
+    to_js_key_order(&mut value);
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(Refusal::BodyNotObject),
+    }
+}
+
+fn only_members(map: &Map<String, Value>, allowed: &[&str]) -> Result<(), Refusal> {
+    if map.keys().all(|k| allowed.contains(&k.as_str())) {
+        Ok(())
+    } else {
+        Err(Refusal::UnknownField)
+    }
+}
+
+fn string_list(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly).
+fn count_value(value: &Value) -> Option<usize> {
+    let n = value.as_u64()?;
+    (n <= 1 << 53).then_some(n as usize)
+}
+
+/// `x ?? default` reading: absent and null both mean "use the default".
+fn present(map: &Map<String, Value>, key: &str) -> Option<Value> {
+    map.get(key).filter(|v| !v.is_null()).cloned()
+}
+
+fn est(n: i64) -> Value {
+    Value::String(format!("est:~{n}"))
+}
+
+// ─── levers ──────────────────────────────────────────────────────────────────────────────────────
+
+/// C9 input: candidates in submitted order, optional per-category overrides, optional query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct C9Request {
+    pub candidates: Vec<Chunk>,
+    pub per_category: Vec<(String, CategoryConfig)>,
+    pub query: Option<String>,
+}
+
+/// Filtering input (the required fields are checked free, at parse time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilterRequest {
+    pub response: Map<String, Value>,
+    pub allowed: Vec<String>,
+    pub required: Vec<String>,
+}
+
+/// Truncation input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruncateRequest {
+    pub blocks: Vec<String>,
+    pub max_chars: usize,
+}
+
+/// A validated levers call: any non-empty subset of the levers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeversRequest {
+    pub body_bytes: usize,
+    pub c9: Option<C9Request>,
+    pub filter: Option<FilterRequest>,
+    pub truncate: Option<TruncateRequest>,
+    pub schema: Option<Vec<Tool>>,
+}
+
+fn parse_c9(value: &Value) -> Result<C9Request, Refusal> {
+    let map = value
+        .as_object()
+        .ok_or(Refusal::C9CandidateInvalid { index: 0 })?;
+    only_members(map, &["candidates", "query", "per_category"])?;
+    let query = match map.get("query") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(Refusal::C9QueryInvalid),
+    };
+    let items = map
+        .get("candidates")
+        .and_then(Value::as_array)
+        .ok_or(Refusal::C9CandidateInvalid { index: 0 })?;
+    let mut candidates = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let bad = Refusal::C9CandidateInvalid { index };
+        let c = item.as_object().ok_or(bad)?;
+        only_members(c, &["id", "category", "score", "text"])?;
+        let text_of = |k: &str| {
+            c.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or(bad)
+        };
+        candidates.push(Chunk {
+            id: text_of("id")?,
+            category: text_of("category")?,
+            score: c.get("score").and_then(Value::as_f64).ok_or(bad)?,
+            text: text_of("text")?,
+        });
+    }
+    let mut per_category = Vec::new();
+    match map.get("per_category") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(cats)) => {
+            for (name, cfg) in cats {
+                let cfg = cfg.as_object().ok_or(Refusal::C9PerCategoryInvalid)?;
+                only_members(cfg, &["top_k", "cutoff"])?;
+                let top_k = match present(cfg, "top_k") {
+                    None => None,
+                    Some(v) => Some(count_value(&v).ok_or(Refusal::C9PerCategoryInvalid)?),
+                };
+                let cutoff = match present(cfg, "cutoff") {
+                    None => None,
+                    Some(v) => Some(v.as_f64().ok_or(Refusal::C9PerCategoryInvalid)?),
+                };
+                per_category.push((name.clone(), CategoryConfig { top_k, cutoff }));
+            }
+        }
+        Some(_) => return Err(Refusal::C9PerCategoryInvalid),
+    }
+    Ok(C9Request {
+        candidates,
+        per_category,
+        query,
+    })
+}
+
+fn parse_filter(value: &Value) -> Result<FilterRequest, Refusal> {
+    let map = value.as_object().ok_or(Refusal::FilterInvalid)?;
+    only_members(map, &["response", "allowed", "required"])?;
+    let response = map
+        .get("response")
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or(Refusal::FilterInvalid)?;
+    let allowed = map
+        .get("allowed")
+        .and_then(string_list)
+        .ok_or(Refusal::FilterInvalid)?;
+    let required = match map.get("required") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => string_list(v).ok_or(Refusal::FilterInvalid)?,
+    };
+    levers::filter_fields(&response, &[], &required).map_err(|m| {
+        Refusal::FilterRequiredMissing {
+            missing: m.missing,
+            first_index: m.first_index,
+        }
+    })?;
+    Ok(FilterRequest {
+        response,
+        allowed,
+        required,
+    })
+}
+
+fn parse_truncate(value: &Value) -> Result<TruncateRequest, Refusal> {
+    let map = value.as_object().ok_or(Refusal::TruncateInvalid)?;
+    only_members(map, &["blocks", "max_chars"])?;
+    Ok(TruncateRequest {
+        blocks: map
+            .get("blocks")
+            .and_then(string_list)
+            .ok_or(Refusal::TruncateInvalid)?,
+        max_chars: map
+            .get("max_chars")
+            .and_then(count_value)
+            .ok_or(Refusal::TruncateInvalid)?,
+    })
+}
+
+fn parse_schema(value: &Value) -> Result<Vec<Tool>, Refusal> {
+    let map = value
+        .as_object()
+        .ok_or(Refusal::SchemaToolInvalid { index: 0 })?;
+    only_members(map, &["tools"])?;
+    let items = map
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or(Refusal::SchemaToolInvalid { index: 0 })?;
+    let mut tools = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let bad = Refusal::SchemaToolInvalid { index };
+        let t = item.as_object().ok_or(bad)?;
+        only_members(t, &["name", "full", "slim", "detail_fetches"])?;
+        let optional_text = |k: &str| match t.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad),
+        };
+        tools.push(Tool {
+            name: t.get("name").and_then(Value::as_str).ok_or(bad)?.to_owned(),
+            full: optional_text("full")?,
+            slim: optional_text("slim")?,
+            detail_fetches: match present(t, "detail_fetches") {
+                None => 0,
+                Some(v) => count_value(&v).ok_or(bad)?,
+            },
+        });
+    }
+    Ok(tools)
+}
+
+/// Free validation of a levers body: UTF-8, a JSON object of known members, at least one lever,
+/// every lever's input well-formed, and the filter's required fields present.
+pub fn parse_levers(body: &[u8]) -> Result<LeversRequest, Refusal> {
+    let map = parse_object(body, LEVERS_BODY_CAP)?;
+    only_members(&map, &["c9", "filter", "truncate", "schema"])?;
+    if map.is_empty() {
+        return Err(Refusal::NoLeverRequested);
+    }
+    Ok(LeversRequest {
+        body_bytes: body.len(),
+        c9: map.get("c9").map(parse_c9).transpose()?,
+        filter: map.get("filter").map(parse_filter).transpose()?,
+        truncate: map.get("truncate").map(parse_truncate).transpose()?,
+        schema: map.get("schema").map(parse_schema).transpose()?,
+    })
+}
+
+fn measurement_report(m: &Measurement) -> Value {
+    let [e_before, e_after, e_overhead, e_gross, e_net] = m.estimates();
+    let total = m.overhead.total();
+    json!({
+        "lever": m.lever,
+        "part": m.part,
+        "tokens": {
+            "before": m.before.tokens,
+            "after": m.after.tokens,
+            "overhead": total.tokens,
+            "overhead_items": {
+                "retrieval": m.overhead.retrieval.tokens,
+                "discovery": m.overhead.discovery.tokens,
+                "detail": m.overhead.detail.tokens,
+                "marker": m.overhead.marker.tokens,
+            },
+            "gross": m.gross(),
+            "net": m.net(),
+        },
+        "chars": {
+            "before": m.before.chars,
+            "after": m.after.chars,
+            "overhead": total.chars,
+            "overhead_items": {
+                "retrieval": m.overhead.retrieval.chars,
+                "discovery": m.overhead.discovery.chars,
+                "detail": m.overhead.detail.chars,
+                "marker": m.overhead.marker.chars,
+            },
+        },
+        "estimate": {
+            "before": est(e_before),
+            "after": est(e_after),
+            "overhead": est(e_overhead),
+            "gross": est(e_gross),
+            "net": est(e_net),
+        },
+        "enabled": m.enabled(),
+        "enabled_by_estimate": e_net > 0,
+    })
+}
+
+fn chunk_ref(c: &Chunk) -> Value {
+    json!({ "id": c.id, "category": c.category, "score": c.score })
+}
+
+/// The paid levers op: runs every requested lever, measures each, applies the gate.
+pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal> {
+    let mut measurements: Vec<Measurement> = Vec::new();
+    let mut report = Map::new();
+    report.insert("criteria_id".into(), json!(CRITERIA_ID));
+    report.insert("op".into(), json!("levers"));
+    report.insert("checked_at".into(), json!(iso8601_millis(now_ms)));
+    report.insert("tokenizer".into(), json!(criteria::TOKENIZER_ID));
+    let mut outputs = Map::new();
+
+    if let Some(c9) = &req.c9 {
+        let out = levers::c9_filter(&c9.candidates, &c9.per_category, c9.query.as_deref());
+        let m = levers::measure_c9(&c9.candidates, &out);
+        let lines: Vec<Value> = out
+            .context
+            .split('\n')
+            .filter(|_| !out.selected.is_empty())
+            .map(|l| json!(l))
+            .collect();
+        outputs.insert(
+            "c9".into(),
+            json!({
+                "signal": out.signal.as_str(),
+                "notice": out.notice,
+                "recall": {
+                    "value": out.recall(),
+                    "eligible_selected": out.eligible_selected,
+                    "eligible": out.eligible_total,
+                },
+                "counts": {
+                    "candidates": c9.candidates.len(),
+                    "selected": out.selected.len(),
+                    "dropped": out.dropped.len(),
+                },
+                "selected": out.selected.iter().map(|&i| chunk_ref(&c9.candidates[i])).collect::<Vec<_>>(),
+                "dropped": out.dropped.iter().map(|&i| chunk_ref(&c9.candidates[i])).collect::<Vec<_>>(),
+                "context": out.context,
+                "context_lines": lines,
+                "injected": { "chars": m.overhead.retrieval.chars, "tokens": m.overhead.retrieval.tokens,
+                              "estimate": est(levers::estimate(m.overhead.retrieval.chars) as i64) },
+            }),
+        );
+        measurements.push(m);
+    }
+    if let Some(f) = &req.filter {
+        let filtered =
+            levers::filter_fields(&f.response, &f.allowed, &f.required).map_err(|m| {
+                Refusal::FilterRequiredMissing {
+                    missing: m.missing,
+                    first_index: m.first_index,
+                }
+            })?;
+        let m = levers::measure_filter(&f.response, &filtered);
+        outputs.insert(
+            "filter".into(),
+            json!({
+                "kept_fields": filtered.len(),
+                "dropped_fields": f.response.len() - filtered.len(),
+                "response": Value::Object(filtered),
+            }),
+        );
+        measurements.push(m);
+    }
+    if let Some(t) = &req.truncate {
+        let out = levers::truncate_turn(&t.blocks, t.max_chars);
+        let m = levers::measure_truncate(&t.blocks, &out);
+        outputs.insert(
+            "truncate".into(),
+            json!({
+                "truncated": out.truncated,
+                "max_chars": t.max_chars,
+                "output_chars": js_length(&out.blocks.join("\n")),
+                "marker_chars": out.marker.as_deref().map(js_length).unwrap_or(0),
+                "blocks": out.blocks,
+            }),
+        );
+        measurements.push(m);
+    }
+    if let Some(tools) = &req.schema {
+        let m = levers::measure_schema(tools);
+        outputs.insert(
+            "schema".into(),
+            json!({
+                "tools": tools.iter().map(|t| json!({
+                    "name": t.name,
+                    "description": t.describe(false),
+                    "detail_fetches": t.detail_fetches,
+                })).collect::<Vec<_>>(),
+            }),
+        );
+        measurements.push(m);
+    }
+
+    // The gate: a lever is disabled (kept, never removed) when any of its measurements nets <= 0.
+    let mut gate = Map::new();
+    for m in &measurements {
+        let entry = gate.entry(m.lever).or_insert(Value::Bool(true));
+        if !m.enabled() {
+            *entry = Value::Bool(false);
+        }
+    }
+    let enabled = gate.values().filter(|v| v.as_bool() == Some(true)).count();
+    let sum = |f: &dyn Fn(&Measurement) -> i64| measurements.iter().map(f).sum::<i64>();
+    let before = sum(&|m| m.before.tokens as i64);
+    let after = sum(&|m| m.after.tokens as i64);
+    let overhead = sum(&|m| m.overhead.total().tokens as i64);
+    let net = sum(&|m| m.net());
+    let verdict = format!(
+        "TOKEN-OPT LEVERS — measured: {} — enabled: {} of {} — net tokens: {} — {}",
+        measurements.len(),
+        enabled,
+        gate.len(),
+        net,
+        iso8601_millis(now_ms)
+    );
+    report.insert("verdict".into(), json!(verdict));
+    report.insert(
+        "measurements".into(),
+        Value::Array(measurements.iter().map(measurement_report).collect()),
+    );
+    report.insert("gate".into(), Value::Object(gate.clone()));
+    report.insert(
+        "totals".into(),
+        json!({ "tokens_before": before, "tokens_after": after, "tokens_overhead": overhead, "tokens_net": net }),
+    );
+    report.insert("outputs".into(), Value::Object(outputs));
+    report.insert("honesty_line".into(), json!(HONESTY_LINE));
+
+    let ledger = vec![
+        ("criteria_version", LedgerValue::Text(CRITERIA_ID.into())),
+        ("op", LedgerValue::Text("levers".into())),
+        ("verdict", LedgerValue::Text(verdict)),
+        ("body_bytes", LedgerValue::Int(req.body_bytes as i64)),
+        (
+            "levers_measured",
+            LedgerValue::Int(measurements.len() as i64),
+        ),
+        ("levers_enabled", LedgerValue::Int(enabled as i64)),
+        ("tokens_before", LedgerValue::Int(before)),
+        ("tokens_after", LedgerValue::Int(after)),
+        ("tokens_overhead", LedgerValue::Int(overhead)),
+        ("tokens_net", LedgerValue::Int(net)),
+        ("json_tokens", LedgerValue::Null),
+        ("toon_tokens", LedgerValue::Null),
+        ("returned_format", LedgerValue::Null),
+    ];
+    Ok(Delivery {
+        status: 200,
+        chargeable: true,
+        report,
+        ledger,
+    })
+}
+
+// ─── toon ────────────────────────────────────────────────────────────────────────────────────────
+
+/// A validated toon call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToonRequest {
+    pub body_bytes: usize,
+    /// The payload in JavaScript's key order.
+    pub payload: Value,
+    pub options: ToonOptions,
+}
+
+/// Free validation of a toon body: `{ payload, delimiter?, indent_size? }`.
+pub fn parse_toon(body: &[u8]) -> Result<ToonRequest, Refusal> {
+    let mut map = parse_object(body, TOON_BODY_CAP)?;
+    only_members(&map, &["payload", "delimiter", "indent_size"])?;
+    let mut options = ToonOptions::default();
+    match map.get("delimiter") {
+        None | Some(Value::Null) => {}
+        Some(v) => {
+            options.delimiter = v
+                .as_str()
+                .and_then(Delimiter::from_option)
+                .ok_or(Refusal::ToonOptionsInvalid)?
+        }
+    }
+    match map.get("indent_size") {
+        None | Some(Value::Null) => {}
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=MAX_INDENT_SIZE).contains(&n) => options.indent_size = n as usize,
+            _ => return Err(Refusal::ToonOptionsInvalid),
+        },
+    }
+    let payload = map.shift_remove("payload").ok_or(Refusal::PayloadMissing)?;
+    Ok(ToonRequest {
+        body_bytes: body.len(),
+        payload,
+        options,
+    })
+}
+
+/// The paid toon op: TOON of the payload, or its compact JSON whenever TOON is not fewer tokens.
+pub fn run_toon(req: &ToonRequest, now_ms: u64) -> Result<Delivery, Refusal> {
+    let toon_text = toon::encode(&req.payload, &req.options);
+    let json_text = compact(&req.payload);
+    let toon_tokens = crate::engine::tokenizer::count(&toon_text);
+    let json_tokens = crate::engine::tokenizer::count(&json_text);
+    let use_toon = toon_tokens < json_tokens;
+    let returned = if use_toon { "toon" } else { "json" };
+    let verdict = format!(
+        "TOKEN-OPT TOON — json tokens: {} — toon tokens: {} — RETURNED {} — {}",
+        json_tokens,
+        toon_tokens,
+        returned.to_uppercase(),
+        iso8601_millis(now_ms)
+    );
+    let size = |text: &str, tokens: usize| {
+        json!({
+            "tokens": tokens,
+            "chars": js_length(text),
+            "bytes": text.len(),
+            "estimate": est(levers::estimate(js_length(text)) as i64),
+        })
+    };
+    let mut report = Map::new();
+    report.insert("criteria_id".into(), json!(CRITERIA_ID));
+    report.insert("op".into(), json!("toon"));
+    report.insert("checked_at".into(), json!(iso8601_millis(now_ms)));
+    report.insert("tokenizer".into(), json!(criteria::TOKENIZER_ID));
+    report.insert("toon_spec".into(), json!(criteria::TOON_SPEC));
+    report.insert("verdict".into(), json!(verdict));
+    report.insert("returned".into(), json!(returned));
+    report.insert(
+        "options".into(),
+        json!({ "delimiter": req.options.delimiter.as_str(), "indent_size": req.options.indent_size }),
+    );
+    report.insert("toon".into(), size(&toon_text, toon_tokens));
+    report.insert("json".into(), size(&json_text, json_tokens));
+    report.insert(
+        "saving_tokens".into(),
+        json!(json_tokens as i64 - toon_tokens as i64),
+    );
+    report.insert(
+        "output".into(),
+        json!(if use_toon { toon_text } else { json_text }),
+    );
+    report.insert("honesty_line".into(), json!(HONESTY_LINE));
+    let ledger = vec![
+        ("criteria_version", LedgerValue::Text(CRITERIA_ID.into())),
+        ("op", LedgerValue::Text("toon".into())),
+        ("verdict", LedgerValue::Text(verdict)),
+        ("body_bytes", LedgerValue::Int(req.body_bytes as i64)),
+        ("levers_measured", LedgerValue::Null),
+        ("levers_enabled", LedgerValue::Null),
+        ("tokens_before", LedgerValue::Null),
+        ("tokens_after", LedgerValue::Null),
+        ("tokens_overhead", LedgerValue::Null),
+        ("tokens_net", LedgerValue::Null),
+        ("json_tokens", LedgerValue::Int(json_tokens as i64)),
+        ("toon_tokens", LedgerValue::Int(toon_tokens as i64)),
+        ("returned_format", LedgerValue::Text(returned.into())),
+    ];
+    Ok(Delivery {
+        status: 200,
+        chargeable: true,
+        report,
+        ledger,
+    })
+}
