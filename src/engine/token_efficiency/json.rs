@@ -1,0 +1,619 @@
+//! A JSON layer that behaves as JavaScript's `JSON.parse` and `JSON.stringify` do, taken literally,
+//! because token-efficiency/v1 defines its canonical form as `JSON.stringify(JSON.parse(payload))`.
+//!
+//! Invariants kept here:
+//! - Strings are UTF-16 code-unit sequences, as in JavaScript, so a lone-surrogate escape parses and
+//!   is written back as its six-character escape (well-formed `JSON.stringify`).
+//! - Object members are in JavaScript property order: array-index keys (`"0"` … `"4294967294"`, no
+//!   leading zeros, no sign) first in ascending numeric order, then the other keys in first-insertion
+//!   order. A duplicate key keeps its first position and takes the last value. `__proto__` is an
+//!   ordinary key.
+//! - Numbers are IEEE-754 doubles (correctly rounded; overflow is Infinity, written `null`) and are
+//!   written as `Number#toString` writes them (`engine::canonical::js_number`).
+//! - Whitespace is exactly tab, LF, CR and space: a leading U+FEFF makes the text not JSON.
+//! - Nesting deeper than [`MAX_DEPTH`] is reported as [`ParseError::TooDeep`] (JavaScript's stringify
+//!   overflows its stack on very deep values; this engine refuses them instead of guessing).
+
+use crate::engine::canonical::{js_number, write_js_string};
+use std::collections::HashMap;
+
+/// Deepest array/object nesting accepted.
+pub const MAX_DEPTH: usize = 1000;
+
+/// A string as JavaScript holds it: UTF-16 code units, possibly with lone surrogates.
+pub type JsString = Vec<u16>;
+
+/// A parsed JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsValue {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(JsString),
+    Array(Vec<JsValue>),
+    /// Members in JavaScript property order.
+    Object(Vec<(JsString, JsValue)>),
+}
+
+/// Why a text is not (acceptable) JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseError {
+    NotJson,
+    TooDeep,
+}
+
+/// Parses `text` as `JSON.parse` would.
+/// Too-deep JSON is [`ParseError::TooDeep`] only when the whole text is JSON; otherwise it is
+/// [`ParseError::NotJson`], as `JSON.parse` would say.
+pub fn parse(text: &str) -> Result<JsValue, ParseError> {
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    parser.skip_whitespace();
+    let value = match parser.value(0) {
+        Err(ParseError::TooDeep) if !is_json(text) => return Err(ParseError::NotJson),
+        other => other?,
+    };
+    parser.skip_whitespace();
+    if parser.pos != parser.bytes.len() {
+        return Err(ParseError::NotJson);
+    }
+    Ok(value)
+}
+
+/// JSON syntax check with an explicit stack (any depth, no recursion, nothing built).
+fn is_json(text: &str) -> bool {
+    let mut p = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    let mut open: Vec<u8> = Vec::new();
+    p.skip_whitespace();
+    'value: loop {
+        p.skip_whitespace();
+        match p.peek() {
+            Some(b'[') => {
+                p.pos += 1;
+                p.skip_whitespace();
+                if p.peek() == Some(b']') {
+                    p.pos += 1;
+                } else {
+                    open.push(b'[');
+                    continue 'value;
+                }
+            }
+            Some(b'{') => {
+                p.pos += 1;
+                p.skip_whitespace();
+                if p.peek() == Some(b'}') {
+                    p.pos += 1;
+                } else {
+                    if !p.member_key() {
+                        return false;
+                    }
+                    open.push(b'{');
+                    continue 'value;
+                }
+            }
+            Some(b'"') => {
+                if p.string().is_err() {
+                    return false;
+                }
+            }
+            Some(b't') => {
+                if p.expect_literal(b"true").is_err() {
+                    return false;
+                }
+            }
+            Some(b'f') => {
+                if p.expect_literal(b"false").is_err() {
+                    return false;
+                }
+            }
+            Some(b'n') => {
+                if p.expect_literal(b"null").is_err() {
+                    return false;
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                if p.number().is_err() {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+        // After a value: close containers or move to the next element.
+        loop {
+            p.skip_whitespace();
+            match (open.last(), p.peek()) {
+                (None, next) => return next.is_none(),
+                (Some(b'['), Some(b']')) | (Some(b'{'), Some(b'}')) => {
+                    p.pos += 1;
+                    open.pop();
+                }
+                (Some(b'['), Some(b',')) => {
+                    p.pos += 1;
+                    continue 'value;
+                }
+                (Some(b'{'), Some(b',')) => {
+                    p.pos += 1;
+                    p.skip_whitespace();
+                    if !p.member_key() {
+                        return false;
+                    }
+                    continue 'value;
+                }
+                _ => return false,
+            }
+        }
+    }
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn expect_literal(&mut self, literal: &[u8]) -> Result<(), ParseError> {
+        if self.bytes[self.pos..].starts_with(literal) {
+            self.pos += literal.len();
+            Ok(())
+        } else {
+            Err(ParseError::NotJson)
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<JsValue, ParseError> {
+        match self.peek().ok_or(ParseError::NotJson)? {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => self.string().map(JsValue::String),
+            b't' => self.expect_literal(b"true").map(|()| JsValue::Bool(true)),
+            b'f' => self.expect_literal(b"false").map(|()| JsValue::Bool(false)),
+            b'n' => self.expect_literal(b"null").map(|()| JsValue::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(ParseError::NotJson),
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<JsValue, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(ParseError::TooDeep);
+        }
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(JsValue::Array(items));
+        }
+        loop {
+            self.skip_whitespace();
+            items.push(self.value(depth)?);
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(JsValue::Array(items));
+                }
+                _ => return Err(ParseError::NotJson),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<JsValue, ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(ParseError::TooDeep);
+        }
+        self.pos += 1;
+        let mut members: Vec<(JsString, JsValue)> = Vec::new();
+        let mut index_of: HashMap<JsString, usize> = HashMap::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(JsValue::Object(members));
+        }
+        loop {
+            self.skip_whitespace();
+            if self.peek() != Some(b'"') {
+                return Err(ParseError::NotJson);
+            }
+            let key = self.string()?;
+            self.skip_whitespace();
+            if self.peek() != Some(b':') {
+                return Err(ParseError::NotJson);
+            }
+            self.pos += 1;
+            self.skip_whitespace();
+            let value = self.value(depth)?;
+            match index_of.get(&key) {
+                Some(&at) => members[at].1 = value,
+                None => {
+                    index_of.insert(key.clone(), members.len());
+                    members.push((key, value));
+                }
+            }
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(JsValue::Object(in_property_order(members)));
+                }
+                _ => return Err(ParseError::NotJson),
+            }
+        }
+    }
+
+    /// `"key" :` (for the syntax check).
+    fn member_key(&mut self) -> bool {
+        if self.peek() != Some(b'"') || self.string().is_err() {
+            return false;
+        }
+        self.skip_whitespace();
+        if self.peek() != Some(b':') {
+            return false;
+        }
+        self.pos += 1;
+        true
+    }
+
+    fn number(&mut self) -> Result<JsValue, ParseError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.skip_digits(),
+            _ => return Err(ParseError::NotJson),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(ParseError::NotJson);
+            }
+            self.skip_digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(ParseError::NotJson);
+            }
+            self.skip_digits();
+        }
+        // Rust's float parsing is correctly rounded (as ECMAScript requires) and overflows to ±inf.
+        let literal = &self.text[start..self.pos];
+        literal
+            .parse::<f64>()
+            .map(JsValue::Number)
+            .map_err(|_| ParseError::NotJson)
+    }
+
+    fn skip_digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u16, ParseError> {
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or(ParseError::NotJson)?;
+        let mut unit: u16 = 0;
+        for &d in digits {
+            let v = (d as char).to_digit(16).ok_or(ParseError::NotJson)?;
+            unit = unit * 16 + v as u16;
+        }
+        self.pos += 4;
+        Ok(unit)
+    }
+
+    fn string(&mut self) -> Result<JsString, ParseError> {
+        self.pos += 1;
+        let mut units: JsString = Vec::new();
+        loop {
+            // Copy the run of plain characters in one go.
+            let run_start = self.pos;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            units.extend(self.text[run_start..self.pos].encode_utf16());
+            match self.peek().ok_or(ParseError::NotJson)? {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(units);
+                }
+                b'\\' => {
+                    self.pos += 1;
+                    let escaped = self.peek().ok_or(ParseError::NotJson)?;
+                    self.pos += 1;
+                    let unit = match escaped {
+                        b'"' => 0x22,
+                        b'\\' => 0x5c,
+                        b'/' => 0x2f,
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => 0x0a,
+                        b'r' => 0x0d,
+                        b't' => 0x09,
+                        b'u' => self.hex4()?,
+                        _ => return Err(ParseError::NotJson),
+                    };
+                    units.push(unit);
+                }
+                _ => return Err(ParseError::NotJson),
+            }
+        }
+    }
+}
+
+/// An array index in JavaScript's sense: the canonical decimal form of an integer 0 ..= 2^32 − 2.
+pub fn array_index(key: &[u16]) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key[0] == u16::from(b'0')) {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &unit in key {
+        if !(u16::from(b'0')..=u16::from(b'9')).contains(&unit) {
+            return None;
+        }
+        value = value * 10 + u64::from(unit - u16::from(b'0'));
+    }
+    (value <= 4_294_967_294).then_some(value as u32)
+}
+
+/// Reorders members as JavaScript enumerates an ordinary object's own string keys.
+fn in_property_order(members: Vec<(JsString, JsValue)>) -> Vec<(JsString, JsValue)> {
+    if !members.iter().any(|(k, _)| array_index(k).is_some()) {
+        return members;
+    }
+    let (mut indexed, named): (Vec<_>, Vec<_>) = members
+        .into_iter()
+        .partition(|(k, _)| array_index(k).is_some());
+    indexed.sort_by_key(|(k, _)| array_index(k));
+    indexed.extend(named);
+    indexed
+}
+
+/// True when `units` holds an unpaired surrogate.
+pub fn has_lone_surrogate(units: &[u16]) -> bool {
+    char::decode_utf16(units.iter().copied()).any(|r| r.is_err())
+}
+
+/// True when any string or key anywhere in `value` holds an unpaired surrogate.
+pub fn contains_lone_surrogate(value: &JsValue) -> bool {
+    match value {
+        JsValue::String(s) => has_lone_surrogate(s),
+        JsValue::Array(items) => items.iter().any(contains_lone_surrogate),
+        JsValue::Object(members) => members
+            .iter()
+            .any(|(k, v)| has_lone_surrogate(k) || contains_lone_surrogate(v)),
+        _ => false,
+    }
+}
+
+/// Characters (Unicode code points, a lone surrogate counting as one) of a JavaScript string.
+pub fn code_points(units: &[u16]) -> usize {
+    char::decode_utf16(units.iter().copied()).count()
+}
+
+/// The text of `units` with each lone surrogate spelled as its six-character escape (`\ud800`).
+/// Used where a string must become Rust text outside a JSON literal (receipt paths).
+pub fn escaped_text(units: &[u16]) -> String {
+    let mut out = String::with_capacity(units.len());
+    for r in char::decode_utf16(units.iter().copied()) {
+        match r {
+            Ok(c) => out.push(c),
+            Err(e) => out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate())),
+        }
+    }
+    out
+}
+
+/// Appends `units` as a JSON string literal exactly as well-formed `JSON.stringify` writes it.
+pub fn write_string(out: &mut String, units: &[u16]) {
+    match String::from_utf16(units) {
+        Ok(text) => write_js_string(out, &text),
+        Err(_) => {
+            out.push('"');
+            let mut segment = String::new();
+            let mut literal = String::new();
+            for r in char::decode_utf16(units.iter().copied()) {
+                match r {
+                    Ok(c) => segment.push(c),
+                    Err(e) => {
+                        flush_segment(out, &mut segment, &mut literal);
+                        out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate()));
+                    }
+                }
+            }
+            flush_segment(out, &mut segment, &mut literal);
+            out.push('"');
+        }
+    }
+}
+
+fn flush_segment(out: &mut String, segment: &mut String, literal: &mut String) {
+    if segment.is_empty() {
+        return;
+    }
+    literal.clear();
+    write_js_string(literal, segment);
+    out.push_str(&literal[1..literal.len() - 1]);
+    segment.clear();
+}
+
+/// Appends the compact `JSON.stringify` form of `value`.
+pub fn write_value(out: &mut String, value: &JsValue) {
+    match value {
+        JsValue::Null => out.push_str("null"),
+        JsValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        JsValue::Number(x) => out.push_str(&js_number(*x)),
+        JsValue::String(s) => write_string(out, s),
+        JsValue::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        JsValue::Object(members) => {
+            out.push('{');
+            for (i, (key, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// The compact `JSON.stringify` form of `value`.
+pub fn stringify(value: &JsValue) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+/// A member of an object by key (the body's fields).
+pub fn member<'a>(members: &'a [(JsString, JsValue)], key: &str) -> Option<&'a JsValue> {
+    let wanted: JsString = key.encode_utf16().collect();
+    members.iter().find(|(k, _)| *k == wanted).map(|(_, v)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(text: &str) -> Result<String, ParseError> {
+        parse(text).map(|v| stringify(&v))
+    }
+
+    #[test]
+    fn numbers_print_as_javascript_prints_them() {
+        assert_eq!(
+            canon("[1e21,1E-7,0.1,-0,5e-324,9007199254740993,1E400,-1e400,1.50,100]").unwrap(),
+            "[1e+21,1e-7,0.1,0,5e-324,9007199254740992,null,null,1.5,100]"
+        );
+    }
+
+    #[test]
+    fn keys_follow_javascript_property_order() {
+        let text = r#"{"b":1,"4294967295":2,"4294967294":3,"1":4,"01":5,"-1":6,"a":7,"b":8}"#;
+        assert_eq!(
+            canon(text).unwrap(),
+            r#"{"1":4,"4294967294":3,"b":8,"4294967295":2,"01":5,"-1":6,"a":7}"#
+        );
+        assert_eq!(
+            canon(r#"{"__proto__":1,"x":2}"#).unwrap(),
+            r#"{"__proto__":1,"x":2}"#
+        );
+    }
+
+    #[test]
+    fn lone_surrogates_round_trip_as_escapes_and_pairs_join() {
+        assert_eq!(
+            canon(r#"["\ud800","\uDE00x","\ud83d\ude00","\u0041\u001F\u2028"]"#).unwrap(),
+            "[\"\\ud800\",\"\\ude00x\",\"\u{1F600}\",\"A\\u001f\u{2028}\"]"
+        );
+    }
+
+    #[test]
+    fn not_json_is_refused_like_json_parse() {
+        for text in [
+            "",
+            " ",
+            "\u{feff}{}",
+            "{a:1}",
+            "[1,]",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "\"\t\"",
+            "'x'",
+            "[1] x",
+            "nul",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "{\"a\" 1}",
+            "NaN",
+            "-",
+        ] {
+            assert_eq!(canon(text), Err(ParseError::NotJson), "{text:?}");
+        }
+        assert_eq!(
+            canon(" \t\r\n[ 1 , {\"a\" : null} ] ").unwrap(),
+            "[1,{\"a\":null}]"
+        );
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(&ok).is_ok());
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(parse(&deep), Err(ParseError::TooDeep));
+        let deep_object = format!(
+            "{}1{}",
+            "{\"a\" : [".repeat(MAX_DEPTH),
+            "] }".repeat(MAX_DEPTH)
+        );
+        assert_eq!(parse(&deep_object), Err(ParseError::TooDeep));
+        for broken in [
+            format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH)),
+            format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 2)),
+            format!("{}1,]{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH)),
+            format!(
+                "{}{{\"a\"}}{}",
+                "[".repeat(MAX_DEPTH + 1),
+                "]".repeat(MAX_DEPTH + 1)
+            ),
+        ] {
+            assert_eq!(parse(&broken), Err(ParseError::NotJson));
+        }
+    }
+
+    #[test]
+    fn array_indices_are_javascripts() {
+        let idx = |s: &str| array_index(&s.encode_utf16().collect::<Vec<_>>());
+        assert_eq!(idx("0"), Some(0));
+        assert_eq!(idx("4294967294"), Some(4_294_967_294));
+        assert_eq!(idx("4294967295"), None);
+        assert_eq!(idx("01"), None);
+        assert_eq!(idx("-1"), None);
+        assert_eq!(idx(""), None);
+        assert_eq!(idx("1e3"), None);
+    }
+}

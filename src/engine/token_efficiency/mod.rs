@@ -1,0 +1,362 @@
+//! token-efficiency/v1: fit one tool-result payload to a token budget (S-1..S-4) with an exact receipt.
+//!
+//! Family API (called by the edge): [`parse`] validates the raw body for free, [`precheck`] returns
+//! the free headline (verdict, counts, excess, operation set — never a shaped payload or receipt),
+//! [`run`] is the paid budget op (verdict, shaped payload, drop receipt, ledger columns), and
+//! [`criteria`] is the served criteria document.
+//!
+//! Invariants: pure and deterministic (the clock comes in as `now_ms`); counts are exact under the
+//! published tokenizer; characters are Unicode code points; the canonical form is JavaScript's
+//! `JSON.stringify(JSON.parse(payload))` ([`json`]); every shaped payload is reconciled against its
+//! receipt before it leaves ([`shape::reconcile`]), failing closed with
+//! [`Refusal::ReceiptUnreconciled`]; no refusal or ledger value carries any part of the submission.
+
+pub mod criteria_doc;
+pub mod json;
+pub mod refusal;
+pub mod report;
+pub mod shape;
+
+pub use criteria_doc::criteria;
+pub use refusal::Refusal;
+
+use crate::engine::{base58, tokenizer, Delivery};
+use json::{JsValue, ParseError};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// Request body byte cap (the edge enforces it while reading; [`parse`] checks it again).
+pub const BODY_CAP: usize = 262_144;
+
+/// The family-specific ledger columns [`run`] fills, in order.
+pub const LEDGER_COLUMNS: &[&str] = &[
+    "criteria_version",
+    "op",
+    "verdict",
+    "body_bytes",
+    "payload_chars",
+    "applications_s1",
+    "applications_s2",
+    "applications_s3",
+    "applications_s4",
+    "applications_total",
+    "tokens_before",
+    "tokens_after",
+    "chars_before",
+    "chars_after",
+];
+
+/// A validated request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The free pre-check's caller wallet (a Solana address), when given.
+    pub caller: Option<String>,
+    pub budget_tokens: u64,
+    pub reserve_tokens: u64,
+    pub keep_fields: Vec<String>,
+    /// Size of the request body in bytes.
+    pub body_bytes: u64,
+    /// Characters (code points) of the payload string as submitted.
+    pub payload_chars: u64,
+    /// The canonical form (json) or the raw payload (text-only): all counts are over this text.
+    canonical: String,
+    /// The parsed payload when it is JSON.
+    value: Option<JsValue>,
+}
+
+impl Request {
+    /// Effective budget = budget_tokens − reserve_tokens (always ≥ 1 after [`parse`]).
+    pub fn effective_budget(&self) -> u64 {
+        self.budget_tokens - self.reserve_tokens
+    }
+
+    /// The operation set the payload admits.
+    pub fn operation_set(&self) -> shape::OpSet {
+        if self.value.is_some() {
+            shape::OpSet::Json
+        } else {
+            shape::OpSet::TextOnly
+        }
+    }
+}
+
+const BODY_MEMBERS: [&str; 5] = [
+    "payload",
+    "budget_tokens",
+    "keep_fields",
+    "reserve_tokens",
+    "caller",
+];
+
+/// Free validation of the raw body bytes (nothing is counted or charged here).
+pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
+    if body.len() > BODY_CAP {
+        return Err(Refusal::BodyOverCap);
+    }
+    let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
+    let members = match json::parse(text).map_err(|_| Refusal::BodyNotJson)? {
+        JsValue::Object(members) => members,
+        _ => return Err(Refusal::BodyNotObject),
+    };
+    if members
+        .iter()
+        .any(|(k, v)| json::has_lone_surrogate(k) || json::contains_lone_surrogate(v))
+    {
+        return Err(Refusal::BodyLoneSurrogate);
+    }
+    let known: Vec<Vec<u16>> = BODY_MEMBERS
+        .iter()
+        .map(|m| m.encode_utf16().collect())
+        .collect();
+    if members.iter().any(|(k, _)| !known.contains(k)) {
+        return Err(Refusal::BodyUnknownField);
+    }
+    let payload = match json::member(&members, "payload") {
+        None => return Err(Refusal::PayloadMissing),
+        Some(JsValue::String(units)) => {
+            String::from_utf16(units).map_err(|_| Refusal::BodyLoneSurrogate)?
+        }
+        Some(_) => return Err(Refusal::PayloadNotString),
+    };
+    let budget_tokens = match json::member(&members, "budget_tokens") {
+        None => return Err(Refusal::BudgetMissing),
+        Some(JsValue::Number(x)) => token_figure(*x).map_err(|e| match e {
+            FigureError::NotPositive => Refusal::BudgetNotPositive,
+            FigureError::Fractional => Refusal::BudgetFractional,
+            FigureError::TooLarge => Refusal::BudgetTooLarge,
+        })?,
+        Some(_) => return Err(Refusal::BudgetNotNumber),
+    };
+    let reserve_tokens = match json::member(&members, "reserve_tokens") {
+        None => 0,
+        Some(JsValue::Number(x)) if *x == 0.0 => 0,
+        Some(JsValue::Number(x)) => token_figure(*x).map_err(|_| Refusal::ReserveInvalid)?,
+        Some(_) => return Err(Refusal::ReserveInvalid),
+    };
+    if reserve_tokens >= budget_tokens {
+        return Err(Refusal::ReserveNotBelowBudget);
+    }
+    let keep_fields = match json::member(&members, "keep_fields") {
+        None => Vec::new(),
+        Some(JsValue::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                JsValue::String(units) if !units.is_empty() => {
+                    String::from_utf16(units).map_err(|_| Refusal::KeepFieldsInvalid)
+                }
+                _ => Err(Refusal::KeepFieldsInvalid),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err(Refusal::KeepFieldsInvalid),
+    };
+    let caller = match json::member(&members, "caller") {
+        None => None,
+        Some(JsValue::String(units)) => {
+            let caller = String::from_utf16(units).map_err(|_| Refusal::CallerInvalid)?;
+            if !base58::is_solana_address(&caller) {
+                return Err(Refusal::CallerInvalid);
+            }
+            Some(caller)
+        }
+        Some(_) => return Err(Refusal::CallerInvalid),
+    };
+    let (canonical, value) = match json::parse(&payload) {
+        Ok(value) => (json::stringify(&value), Some(value)),
+        Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
+        Err(ParseError::NotJson) => (payload.clone(), None),
+    };
+    Ok(Request {
+        caller,
+        budget_tokens,
+        reserve_tokens,
+        keep_fields,
+        body_bytes: body.len() as u64,
+        payload_chars: payload.chars().count() as u64,
+        canonical,
+        value,
+    })
+}
+
+enum FigureError {
+    NotPositive,
+    Fractional,
+    TooLarge,
+}
+
+/// A positive integer token figure no larger than 2^53, read as JavaScript reads the number.
+fn token_figure(x: f64) -> Result<u64, FigureError> {
+    if x <= 0.0 {
+        Err(FigureError::NotPositive)
+    } else if x > refusal::MAX_TOKENS_FIGURE as f64 {
+        Err(FigureError::TooLarge)
+    } else if x.fract() != 0.0 {
+        Err(FigureError::Fractional)
+    } else {
+        Ok(x as u64)
+    }
+}
+
+/// The free pre-check: the headline only (unsigned; the edge signs it). Requires a caller wallet.
+pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusal> {
+    if req.caller.is_none() {
+        return Err(Refusal::CallerMissing);
+    }
+    let tokens = tokenizer::count(&req.canonical) as u64;
+    let chars = req.canonical.chars().count() as u64;
+    Ok(report::precheck_report(req, tokens, chars, now_ms))
+}
+
+/// The paid budget op: verdict, shaped payload, drop receipt; fails closed if the receipt does not
+/// reconcile.
+pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
+    let submitted_tokens = tokenizer::count(&req.canonical) as u64;
+    let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
+    let shaping = shape::shape(
+        &req.canonical,
+        submitted_tokens,
+        req.value.as_ref(),
+        &keep,
+        req.effective_budget(),
+    )
+    .map_err(|_| Refusal::ReceiptUnreconciled)?;
+    let (report, ledger) = report::budget_report(req, &shaping, now_ms);
+    Ok(Delivery {
+        status: 200,
+        chargeable: true,
+        report,
+        ledger,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ClosedError;
+
+    const CALLER: &str = "11111111111111111111111111111111";
+
+    fn refusal(body: &str) -> &'static str {
+        parse(body.as_bytes()).unwrap_err().code()
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_closed_codes() {
+        assert_eq!(parse(&[0xff, 0x7b]).unwrap_err().code(), "body_not_utf8");
+        assert_eq!(refusal("{"), "body_not_json");
+        assert_eq!(refusal("[1]"), "body_not_object");
+        assert_eq!(
+            refusal(r#"{"payload":"\ud800","budget_tokens":5}"#),
+            "body_lone_surrogate"
+        );
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"extra":1}"#),
+            "body_unknown_field"
+        );
+        assert_eq!(refusal(r#"{"budget_tokens":5}"#), "payload_missing");
+        assert_eq!(
+            refusal(r#"{"payload":{"a":1},"budget_tokens":5}"#),
+            "payload_not_string"
+        );
+        assert_eq!(refusal(r#"{"payload":"x"}"#), "budget_tokens_missing");
+        for (budget, code) in [
+            ("0", "budget_tokens_not_positive"),
+            ("-0", "budget_tokens_not_positive"),
+            ("-3", "budget_tokens_not_positive"),
+            ("2.5", "budget_tokens_fractional"),
+            ("\"5\"", "budget_tokens_not_number"),
+            ("null", "budget_tokens_not_number"),
+            ("9007199254740994", "budget_tokens_too_large"),
+            ("1e400", "budget_tokens_too_large"),
+        ] {
+            let body = format!(r#"{{"payload":"x","budget_tokens":{budget}}}"#);
+            assert_eq!(refusal(&body), code, "{budget}");
+        }
+        assert!(parse(br#"{"payload":"x","budget_tokens":9007199254740992}"#).is_ok());
+        assert!(parse(br#"{"payload":"x","budget_tokens":1e3}"#).is_ok());
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"reserve_tokens":-1}"#),
+            "reserve_tokens_invalid"
+        );
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"reserve_tokens":5}"#),
+            "reserve_tokens_not_below_budget"
+        );
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"keep_fields":["a",""]}"#),
+            "keep_fields_invalid"
+        );
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"keep_fields":"a"}"#),
+            "keep_fields_invalid"
+        );
+        assert_eq!(
+            refusal(r#"{"payload":"x","budget_tokens":5,"caller":"0OIl"}"#),
+            "caller_invalid"
+        );
+        let deep = format!(
+            r#"{{"payload":"{}","budget_tokens":5}}"#,
+            "[".repeat(json::MAX_DEPTH + 1)
+        );
+        // Unbalanced brackets are simply not JSON: the payload is text-only.
+        assert!(parse(deep.as_bytes()).is_ok());
+        let deep = format!(
+            r#"{{"payload":"{}{}","budget_tokens":5}}"#,
+            "[".repeat(json::MAX_DEPTH + 1),
+            "]".repeat(json::MAX_DEPTH + 1)
+        );
+        assert_eq!(refusal(&deep), "payload_too_deep");
+        let over = vec![b' '; BODY_CAP + 1];
+        let r = parse(&over).unwrap_err();
+        assert_eq!((r.code(), r.status()), ("CAP-EXCEEDED:body_bytes", 413));
+        assert_eq!(r.figures(), vec![("cap_bytes", 262_144)]);
+    }
+
+    #[test]
+    fn refusal_messages_are_static_and_distinct() {
+        let codes: HashSet<&str> = Refusal::ALL.iter().map(|r| r.code()).collect();
+        assert_eq!(codes.len(), Refusal::ALL.len());
+        assert!(Refusal::ALL.iter().all(|r| r.status() != 500));
+    }
+
+    #[test]
+    fn precheck_is_headline_only_and_needs_a_caller() {
+        let body =
+            format!(r#"{{"payload":"{{\"a\":[1,1,1]}}","budget_tokens":3,"caller":"{CALLER}"}}"#);
+        let req = parse(body.as_bytes()).unwrap();
+        let report = precheck(&req, 0).unwrap();
+        assert!(report.get("shaped_payload").is_none() && report.get("receipt").is_none());
+        let tokens = tokenizer::count(r#"{"a":[1,1,1]}"#);
+        assert!(tokens > 3);
+        assert_eq!(
+            report["verdict"].as_str().unwrap(),
+            format!(
+                "PAYLOAD BUDGET — payload tokens: {tokens} — effective budget: 3 — OVER by {} — 1970-01-01T00:00:00.000Z",
+                tokens - 3
+            )
+        );
+        assert_eq!(report["operation_set"], "json");
+        let mut anonymous = req.clone();
+        anonymous.caller = None;
+        assert_eq!(precheck(&anonymous, 0), Err(Refusal::CallerMissing));
+    }
+
+    #[test]
+    fn run_delivers_ledger_columns_in_order() {
+        let budget = tokenizer::count(r#"{"a":[1],"c":"some words here"}"#);
+        let body = format!(
+            r#"{{"payload":"{{\"a\":[1,1,1],\"b\":null,\"c\":\"some words here\"}}","budget_tokens":{budget}}}"#
+        );
+        let req = parse(body.as_bytes()).unwrap();
+        let delivery = run(&req, 1_796_216_991_123).unwrap();
+        let names: Vec<&str> = delivery.ledger.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, LEDGER_COLUMNS);
+        assert!(delivery.chargeable);
+        let ops: Vec<&str> = delivery.report["receipt"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops, ["S-1", "S-1", "S-2"]);
+    }
+}

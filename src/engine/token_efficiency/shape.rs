@@ -1,0 +1,1018 @@
+//! The mechanical operations S-1..S-4 of token-efficiency/v1 and their drop receipt.
+//!
+//! The canonical text is held as a sequence of atoms (brackets, commas, `"key":`, scalar literals) in
+//! document order; removing an array entry or an object field kills a contiguous run of live atoms,
+//! and truncating a string replaces one atom. Nothing is ever re-serialised from scratch.
+//!
+//! Whole-payload counts after every application are exact without re-tokenizing the whole payload:
+//! the published tokenizer splits text into pieces with a regular expression and counts each piece
+//! alone, and a piece never spans a boundary between a letter and a following ASCII non-letter, or
+//! between an ASCII digit and a following ASCII non-digit (such a "safe cut" splits the text into two
+//! halves whose counts add up; see [`is_safe_cut`]). So an application changes the count by
+//! `count(window before) − count(window after)`, where the window reaches from the nearest safe cut
+//! before the edit to the nearest safe cut after it. The chain of counts is checked against full
+//! counts at the end (the reconciliation self-check); any disagreement fails closed.
+//!
+//! Invariants: operations run in the order S-1, S-2, S-3, S-4, each whole, each only if the payload is
+//! still over the effective budget; S-4 at most once, last; the root value is neither a field nor an
+//! array element; exhaustion returns the submitted canonical form with an empty receipt.
+
+use super::json::{code_points, escaped_text, write_string, write_value, JsString, JsValue};
+use crate::engine::tokenizer;
+use std::collections::{HashMap, HashSet};
+
+/// Strings longer than this many characters are truncated by S-3.
+pub const S3_CAP_CHARS: usize = 2000;
+
+/// The truncation marker of S-3 and S-4 (`op` is `"S-3"` or `"S-4"`).
+pub fn marker(removed_chars: usize, op: &str) -> String {
+    format!("[…truncated: {removed_chars} chars removed under token-efficiency/v1 {op}]")
+}
+
+/// Which operation set the payload admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpSet {
+    Json,
+    TextOnly,
+}
+
+impl OpSet {
+    pub fn label(self) -> &'static str {
+        match self {
+            OpSet::Json => "json",
+            OpSet::TextOnly => "text-only",
+        }
+    }
+}
+
+/// The operations, in published order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    S1,
+    S2,
+    S3,
+    S4,
+}
+
+impl Op {
+    pub fn id(self) -> &'static str {
+        match self {
+            Op::S1 => "S-1",
+            Op::S2 => "S-2",
+            Op::S3 => "S-3",
+            Op::S4 => "S-4",
+        }
+    }
+}
+
+/// One receipt entry: whole-payload counts immediately before and after one application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptEntry {
+    pub op: Op,
+    pub path: String,
+    /// S-1 only: the removed entry's index at removal.
+    pub index: Option<usize>,
+    pub chars_before: u64,
+    pub chars_after: u64,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+impl ReceiptEntry {
+    pub fn delta_tokens(&self) -> i64 {
+        self.tokens_before as i64 - self.tokens_after as i64
+    }
+    pub fn delta_chars(&self) -> i64 {
+        self.chars_before as i64 - self.chars_after as i64
+    }
+}
+
+/// Why a payload could not be brought within budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exhaustion {
+    /// Outermost keep-protected fields present after S-1..S-3.
+    pub protected_fields: u64,
+    /// Sum over those fields' `"key":value` spans, each counted alone.
+    pub protected_tokens: u64,
+    pub protected_chars: u64,
+    /// The shortest prefix S-4 may keep (end of the last protected span), and its count.
+    pub floor_chars: u64,
+    pub floor_tokens: u64,
+}
+
+/// The result of the budget op before it is rendered.
+#[derive(Debug, Clone)]
+pub struct Shaping {
+    pub submitted_tokens: u64,
+    pub submitted_chars: u64,
+    pub shaped_text: String,
+    pub shaped_tokens: u64,
+    pub shaped_chars: u64,
+    pub receipt: Vec<ReceiptEntry>,
+    pub exhaustion: Option<Exhaustion>,
+}
+
+impl Shaping {
+    /// Applications per operation, in S-1..S-4 order.
+    pub fn applications(&self) -> [u64; 4] {
+        let mut counts = [0u64; 4];
+        for entry in &self.receipt {
+            counts[entry.op as usize] += 1;
+        }
+        counts
+    }
+}
+
+/// The reconciliation self-check failed: the engine must not deliver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreconciled;
+
+/// A cut between `before` and `after` across which no tokenizer piece can reach (see module doc).
+/// Only character classes that are the same in every Unicode version are trusted.
+pub fn is_safe_cut(before: char, after: char) -> bool {
+    (is_stable_letter(before) && after.is_ascii() && !after.is_ascii_alphabetic())
+        || (before.is_ascii_digit() && after.is_ascii() && !after.is_ascii_digit())
+}
+
+fn is_stable_letter(c: char) -> bool {
+    matches!(c,
+        'A'..='Z' | 'a'..='z'
+        | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{FF}'
+        | '\u{391}'..='\u{3A1}' | '\u{3A3}'..='\u{3A9}' | '\u{3B1}'..='\u{3C9}'
+        | '\u{410}'..='\u{44F}'
+        | '\u{3041}'..='\u{3094}' | '\u{30A1}'..='\u{30FA}'
+        | '\u{4E00}'..='\u{9FA5}' | '\u{AC00}'..='\u{D7A3}')
+}
+
+const NONE: usize = usize::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Scalar,
+    Str,
+    Array,
+    Object,
+}
+
+#[derive(Debug)]
+struct Node {
+    kind: Kind,
+    parent: usize,
+    /// Member key (for paths), when this node is an object member.
+    key: Option<JsString>,
+    /// Position among the parent's live children (fixed once the parent array is deduplicated).
+    pos: usize,
+    /// First atom of the node's span: its `"key":` atom for a member, else its first value atom.
+    span_first: usize,
+    last_atom: usize,
+    /// The comma atom written before this child (every child but the first).
+    comma_atom: Option<usize>,
+    children: Vec<usize>,
+    live_children: usize,
+    prev_live: usize,
+    next_live: usize,
+    /// Interned identity of the canonical serialisation (equal ids ⇔ byte-identical text).
+    shape: u32,
+    protected: bool,
+    contains_protected: bool,
+    /// String nodes: character count; long strings keep their units for S-3.
+    chars: usize,
+    units: Option<JsString>,
+}
+
+/// The canonical text as atoms, with the tree over them.
+struct Document {
+    text: String,
+    atom_start: Vec<usize>,
+    atom_end: Vec<usize>,
+    replaced: HashMap<usize, String>,
+    live: Vec<bool>,
+    /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
+    left: Vec<usize>,
+    right: Vec<usize>,
+    nodes: Vec<Node>,
+    tokens: u64,
+    chars: u64,
+    receipt: Vec<ReceiptEntry>,
+    /// Leaf-text and composite interning tables for S-1 identities.
+    leaf_ids: HashMap<String, u32>,
+    composite_ids: HashMap<Vec<u32>, u32>,
+}
+
+const TAG_ARRAY: u32 = u32::MAX;
+const TAG_OBJECT: u32 = u32::MAX - 1;
+
+/// A field's keep path: its object keys joined with `.`, array positions skipped.
+#[derive(Debug, Clone)]
+enum KeepPath {
+    /// No enclosing field (the root and elements of root-level arrays).
+    NoField,
+    Field(String),
+    /// Holds a lone surrogate (no keep entry can name it) or no keep set is in use.
+    Unmatchable,
+}
+
+struct Builder<'k> {
+    doc: Document,
+    keep: &'k HashSet<String>,
+}
+
+impl Builder<'_> {
+    fn atom(&mut self, write: impl FnOnce(&mut String)) -> usize {
+        let start = self.doc.text.len();
+        write(&mut self.doc.text);
+        self.doc.atom_start.push(start);
+        self.doc.atom_end.push(self.doc.text.len());
+        self.doc.atom_start.len() - 1
+    }
+
+    fn leaf_id(&mut self, atom: usize) -> u32 {
+        let text = &self.doc.text[self.doc.atom_start[atom]..self.doc.atom_end[atom]];
+        if let Some(&id) = self.doc.leaf_ids.get(text) {
+            return id;
+        }
+        let id = (self.doc.leaf_ids.len() + self.doc.composite_ids.len()) as u32;
+        self.doc.leaf_ids.insert(text.to_owned(), id);
+        id
+    }
+
+    fn composite_id(&mut self, key: Vec<u32>) -> u32 {
+        let next = (self.doc.leaf_ids.len() + self.doc.composite_ids.len()) as u32;
+        *self.doc.composite_ids.entry(key).or_insert(next)
+    }
+
+    /// Adds `value` (moved in) as a node; `keep_path` is the field's keep path when the keep set is
+    /// in use (None when unmatchable or not needed), `inherited` the protection of its ancestors.
+    #[allow(clippy::too_many_arguments)]
+    fn node(
+        &mut self,
+        value: JsValue,
+        parent: usize,
+        key: Option<JsString>,
+        pos: usize,
+        comma_atom: Option<usize>,
+        keep_path: KeepPath,
+        inherited: bool,
+    ) -> usize {
+        let span_first = match &key {
+            Some(k) => self.atom(|out| {
+                write_string(out, k);
+                out.push(':');
+            }),
+            None => self.doc.atom_start.len(),
+        };
+        let protected = inherited
+            || (key.is_some() && matches!(&keep_path, KeepPath::Field(p) if self.keep.contains(p)));
+        let id = self.doc.nodes.len();
+        self.doc.nodes.push(Node {
+            kind: Kind::Null,
+            parent,
+            key: key.clone(),
+            pos,
+            span_first,
+            last_atom: 0,
+            comma_atom,
+            children: Vec::new(),
+            live_children: 0,
+            prev_live: NONE,
+            next_live: NONE,
+            shape: 0,
+            protected,
+            contains_protected: false,
+            chars: 0,
+            units: None,
+        });
+        let (kind, shape, last_atom) = match value {
+            JsValue::Array(items) => {
+                self.atom(|out| out.push('['));
+                let mut shape_key = vec![TAG_ARRAY];
+                let mut children = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    let comma = (i > 0).then(|| self.atom(|out| out.push(',')));
+                    let child = self.node(item, id, None, i, comma, keep_path.clone(), protected);
+                    shape_key.push(self.doc.nodes[child].shape);
+                    children.push(child);
+                }
+                let last = self.atom(|out| out.push(']'));
+                self.link_children(id, children);
+                (Kind::Array, self.composite_id(shape_key), last)
+            }
+            JsValue::Object(members) => {
+                self.atom(|out| out.push('{'));
+                let mut shape_key = vec![TAG_OBJECT];
+                let mut children = Vec::with_capacity(members.len());
+                for (i, (k, item)) in members.into_iter().enumerate() {
+                    let comma = (i > 0).then(|| self.atom(|out| out.push(',')));
+                    let child_keep = if self.keep.is_empty() {
+                        KeepPath::Unmatchable
+                    } else {
+                        match (String::from_utf16(&k), &keep_path) {
+                            (Ok(name), KeepPath::NoField) => KeepPath::Field(name),
+                            (Ok(name), KeepPath::Field(parent_path)) => {
+                                KeepPath::Field(format!("{parent_path}.{name}"))
+                            }
+                            _ => KeepPath::Unmatchable,
+                        }
+                    };
+                    let child = self.node(item, id, Some(k), i, comma, child_keep, protected);
+                    let child_node = &self.doc.nodes[child];
+                    let child_key_id = self.leaf_id(child_node.span_first);
+                    shape_key.push(child_key_id);
+                    shape_key.push(self.doc.nodes[child].shape);
+                    children.push(child);
+                }
+                let last = self.atom(|out| out.push('}'));
+                self.link_children(id, children);
+                (Kind::Object, self.composite_id(shape_key), last)
+            }
+            JsValue::String(units) => {
+                let atom = self.atom(|out| write_string(out, &units));
+                let chars = code_points(&units);
+                let node = &mut self.doc.nodes[id];
+                node.chars = chars;
+                if chars > S3_CAP_CHARS {
+                    node.units = Some(units);
+                }
+                (Kind::Str, self.leaf_id(atom), atom)
+            }
+            JsValue::Null => {
+                let atom = self.atom(|out| out.push_str("null"));
+                (Kind::Null, self.leaf_id(atom), atom)
+            }
+            other => {
+                let atom = self.atom(|out| write_value(out, &other));
+                (Kind::Scalar, self.leaf_id(atom), atom)
+            }
+        };
+        let node = &mut self.doc.nodes[id];
+        node.kind = kind;
+        node.shape = shape;
+        node.last_atom = last_atom;
+        if protected && parent != NONE {
+            let mut up = parent;
+            while up != NONE && !self.doc.nodes[up].contains_protected {
+                self.doc.nodes[up].contains_protected = true;
+                up = self.doc.nodes[up].parent;
+            }
+        }
+        id
+    }
+
+    fn link_children(&mut self, parent: usize, children: Vec<usize>) {
+        for (i, &child) in children.iter().enumerate() {
+            let node = &mut self.doc.nodes[child];
+            node.prev_live = if i > 0 { children[i - 1] } else { NONE };
+            node.next_live = children.get(i + 1).copied().unwrap_or(NONE);
+        }
+        let node = &mut self.doc.nodes[parent];
+        node.live_children = children.len();
+        node.children = children;
+    }
+}
+
+impl Document {
+    fn build(value: JsValue, keep: &HashSet<String>) -> Document {
+        let doc = Document {
+            text: String::new(),
+            atom_start: Vec::new(),
+            atom_end: Vec::new(),
+            replaced: HashMap::new(),
+            live: Vec::new(),
+            left: Vec::new(),
+            right: Vec::new(),
+            nodes: Vec::new(),
+            tokens: 0,
+            chars: 0,
+            receipt: Vec::new(),
+            leaf_ids: HashMap::new(),
+            composite_ids: HashMap::new(),
+        };
+        let mut builder = Builder { doc, keep };
+        builder.node(value, NONE, None, 0, None, KeepPath::NoField, false);
+        let mut doc = builder.doc;
+        let atoms = doc.atom_start.len();
+        doc.live = vec![true; atoms];
+        doc.left = (0..=atoms).collect();
+        doc.right = (0..=atoms + 1).collect();
+        doc.leaf_ids = HashMap::new();
+        doc.composite_ids = HashMap::new();
+        doc
+    }
+
+    fn atom_text(&self, atom: usize) -> &str {
+        match self.replaced.get(&atom) {
+            Some(text) => text,
+            None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
+        }
+    }
+
+    /// Nearest live atom at or before `atom` (None before the first).
+    fn live_at_or_before(&mut self, atom: usize) -> Option<usize> {
+        // left[i + 1] links index i; left[0] is the sentinel "none".
+        let mut i = atom + 1;
+        while self.left[i] != i {
+            i = self.left[i];
+        }
+        let root = i;
+        let mut j = atom + 1;
+        while self.left[j] != root {
+            let next = self.left[j];
+            self.left[j] = root;
+            j = next;
+        }
+        (root > 0).then(|| root - 1)
+    }
+
+    /// Nearest live atom at or after `atom` (None past the last).
+    fn live_at_or_after(&mut self, atom: usize) -> Option<usize> {
+        let end = self.live.len();
+        let mut i = atom.min(end);
+        while self.right[i] != i {
+            i = self.right[i];
+        }
+        let root = i;
+        let mut j = atom.min(end);
+        while self.right[j] != root {
+            let next = self.right[j];
+            self.right[j] = root;
+            j = next;
+        }
+        (root < end).then_some(root)
+    }
+
+    fn kill_atom(&mut self, atom: usize) {
+        self.live[atom] = false;
+        self.left[atom + 1] = atom;
+        self.right[atom] = atom + 1;
+    }
+
+    /// Live text before atom `first`, from the nearest safe cut (or the start of the text).
+    fn left_context(&mut self, first: usize) -> String {
+        let mut collected: Vec<char> = Vec::new();
+        let mut cursor = if first == 0 {
+            None
+        } else {
+            self.live_at_or_before(first - 1)
+        };
+        'atoms: while let Some(atom) = cursor {
+            for c in self.atom_text(atom).chars().rev() {
+                if let Some(&after) = collected.last() {
+                    if is_safe_cut(c, after) {
+                        break 'atoms;
+                    }
+                }
+                collected.push(c);
+            }
+            cursor = if atom == 0 {
+                None
+            } else {
+                self.live_at_or_before(atom - 1)
+            };
+        }
+        collected.iter().rev().collect()
+    }
+
+    /// Live text after atom `last`, up to the nearest safe cut (or the end of the text).
+    fn right_context(&mut self, last: usize) -> String {
+        let mut collected = String::new();
+        let mut previous: Option<char> = None;
+        let mut cursor = self.live_at_or_after(last + 1);
+        'atoms: while let Some(atom) = cursor {
+            for c in self.atom_text(atom).chars() {
+                if let Some(before) = previous {
+                    if is_safe_cut(before, c) {
+                        break 'atoms;
+                    }
+                }
+                collected.push(c);
+                previous = Some(c);
+            }
+            cursor = self.live_at_or_after(atom + 1);
+        }
+        collected
+    }
+
+    /// Kills every live atom in `first..=last`, returning their text.
+    fn kill_range(&mut self, first: usize, last: usize) -> String {
+        let mut removed = String::new();
+        let mut cursor = self.live_at_or_after(first);
+        while let Some(atom) = cursor.filter(|&a| a <= last) {
+            removed.push_str(self.atom_text(atom));
+            self.kill_atom(atom);
+            cursor = self.live_at_or_after(atom + 1);
+        }
+        removed
+    }
+
+    /// Applies one edit of the live text — the live atoms `first..=last` replaced by `replacement`
+    /// (kept in atom `first` when given) — and records its receipt entry.
+    fn apply(
+        &mut self,
+        op: Op,
+        path: String,
+        index: Option<usize>,
+        first: usize,
+        last: usize,
+        replacement: Option<String>,
+    ) {
+        let left = self.left_context(first);
+        let right = self.right_context(last);
+        let (removed, inserted) = match replacement {
+            Some(text) => {
+                let removed = self.atom_text(first).to_owned();
+                self.replaced.insert(first, text.clone());
+                (removed, text)
+            }
+            None => (self.kill_range(first, last), String::new()),
+        };
+        let before_window = format!("{left}{removed}{right}");
+        let after_window = format!("{left}{inserted}{right}");
+        let tokens_before = self.tokens;
+        let chars_before = self.chars;
+        let tokens_after = (tokens_before + tokenizer::count(&after_window) as u64)
+            .saturating_sub(tokenizer::count(&before_window) as u64);
+        let chars_after =
+            chars_before + inserted.chars().count() as u64 - removed.chars().count() as u64;
+        self.tokens = tokens_after;
+        self.chars = chars_after;
+        self.receipt.push(ReceiptEntry {
+            op,
+            path,
+            index,
+            chars_before,
+            chars_after,
+            tokens_before,
+            tokens_after,
+        });
+    }
+
+    /// Removes a child from its container (one receipt application), with the comma that goes with
+    /// it: its own when a live sibling precedes it, else the next live sibling's.
+    fn remove_child(&mut self, child: usize, op: Op, path: String, index: Option<usize>) {
+        let node = &self.nodes[child];
+        let (prev, next, parent) = (node.prev_live, node.next_live, node.parent);
+        let (mut first, mut last) = (node.span_first, node.last_atom);
+        if prev != NONE {
+            first = node
+                .comma_atom
+                .expect("a child after a live sibling has a comma");
+        } else if next != NONE {
+            last = self.nodes[next]
+                .comma_atom
+                .expect("a later sibling has a comma");
+        }
+        if prev != NONE {
+            self.nodes[prev].next_live = next;
+        }
+        if next != NONE {
+            self.nodes[next].prev_live = prev;
+        }
+        self.nodes[parent].live_children -= 1;
+        self.apply(op, path, index, first, last, None);
+    }
+
+    fn path(&self, node: usize) -> String {
+        let mut segments: Vec<&Node> = Vec::new();
+        let mut cursor = node;
+        while self.nodes[cursor].parent != NONE {
+            segments.push(&self.nodes[cursor]);
+            cursor = self.nodes[cursor].parent;
+        }
+        let mut path = String::new();
+        for segment in segments.iter().rev() {
+            match &segment.key {
+                Some(key) => {
+                    if !path.is_empty() || segment.parent != 0 {
+                        path.push('.');
+                    }
+                    path.push_str(&escaped_text(key));
+                }
+                None => path.push_str(&format!("[{}]", segment.pos)),
+            }
+        }
+        path
+    }
+
+    /// S-1: pre-order; an array is deduplicated before its surviving entries are visited.
+    fn s1(&mut self, node: usize) {
+        if self.nodes[node].kind == Kind::Array {
+            let children = self.nodes[node].children.clone();
+            let mut seen: HashSet<u32> = HashSet::new();
+            let mut kept = 0usize;
+            let mut array_path: Option<String> = None;
+            for &child in &children {
+                if seen.insert(self.nodes[child].shape) {
+                    self.nodes[child].pos = kept;
+                    kept += 1;
+                } else {
+                    let path = array_path.get_or_insert_with(|| self.path(node)).clone();
+                    self.remove_child(child, Op::S1, path, Some(kept));
+                }
+            }
+        }
+        let children = self.nodes[node].children.clone();
+        for child in children {
+            if self.is_live(child) {
+                self.s1(child);
+            }
+        }
+    }
+
+    fn is_live(&self, node: usize) -> bool {
+        self.live[self.nodes[node].last_atom]
+    }
+
+    fn is_empty_value(&self, node: usize) -> bool {
+        let n = &self.nodes[node];
+        match n.kind {
+            Kind::Null => true,
+            Kind::Str => n.chars == 0,
+            Kind::Array | Kind::Object => n.live_children == 0,
+            Kind::Scalar => false,
+        }
+    }
+
+    /// S-2: post-order in key order; fields only, emptiness cascades.
+    fn s2(&mut self, node: usize) {
+        let kind = self.nodes[node].kind;
+        if !matches!(kind, Kind::Array | Kind::Object) {
+            return;
+        }
+        let children = self.nodes[node].children.clone();
+        for child in children {
+            if !self.is_live(child) {
+                continue;
+            }
+            self.s2(child);
+            let c = &self.nodes[child];
+            if kind == Kind::Object
+                && !c.protected
+                && !c.contains_protected
+                && self.is_empty_value(child)
+            {
+                let path = self.path(child);
+                self.remove_child(child, Op::S2, path, None);
+            }
+        }
+    }
+
+    /// S-3: document order; string fields and array elements over the cap, never the root.
+    fn s3(&mut self, node: usize) {
+        let n = &self.nodes[node];
+        match n.kind {
+            Kind::Str if n.parent != NONE && !n.protected && n.chars > S3_CAP_CHARS => {
+                let units = n.units.as_ref().expect("long strings keep their units");
+                let cut = units_of_first_chars(units, S3_CAP_CHARS);
+                let mut truncated: JsString = units[..cut].to_vec();
+                truncated.extend(marker(n.chars - S3_CAP_CHARS, "S-3").encode_utf16());
+                let mut literal = String::new();
+                write_string(&mut literal, &truncated);
+                let atom = n.last_atom;
+                let path = self.path(node);
+                self.apply(Op::S3, path, None, atom, atom, Some(literal));
+            }
+            Kind::Array | Kind::Object => {
+                let children = self.nodes[node].children.clone();
+                for child in children {
+                    if self.is_live(child) {
+                        self.s3(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The live text, with the end offset (in characters) of the last protected field's span.
+    fn materialise(&self) -> (String, usize, Vec<(usize, usize)>) {
+        let mut text = String::with_capacity(self.text.len());
+        let mut chars = 0usize;
+        let mut end_chars = vec![0usize; self.live.len()];
+        let mut start_chars = vec![0usize; self.live.len()];
+        for atom in 0..self.live.len() {
+            if self.live[atom] {
+                let piece = self.atom_text(atom);
+                start_chars[atom] = chars;
+                chars += piece.chars().count();
+                end_chars[atom] = chars;
+                text.push_str(piece);
+            }
+        }
+        let mut floor = 0usize;
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for node in &self.nodes {
+            if node.key.is_some() && node.protected && self.live[node.span_first] {
+                let (start, end) = (start_chars[node.span_first], end_chars[node.last_atom]);
+                floor = floor.max(end);
+                if spans.last().is_none_or(|&(_, prev_end)| start >= prev_end) {
+                    spans.push((start, end));
+                }
+            }
+        }
+        (text, floor, spans)
+    }
+}
+
+/// Units covering the first `n` characters (code points; a lone surrogate is one).
+fn units_of_first_chars(units: &[u16], n: usize) -> usize {
+    let mut taken = 0usize;
+    let mut i = 0usize;
+    while i < units.len() && taken < n {
+        let high = (0xD800..0xDC00).contains(&units[i]);
+        let pair = high
+            && units
+                .get(i + 1)
+                .is_some_and(|u| (0xDC00..0xE000).contains(u));
+        i += if pair { 2 } else { 1 };
+        taken += 1;
+    }
+    i
+}
+
+fn char_byte_offset(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i)
+}
+
+fn slice_chars(text: &str, start: usize, end: usize) -> &str {
+    let a = char_byte_offset(text, start);
+    let b = a + char_byte_offset(&text[a..], end - start);
+    &text[a..b]
+}
+
+/// Runs the budget op. `canonical` is the canonical form (JSON) or the raw text (text-only) and
+/// `submitted_tokens` its count; `value` is the parsed payload for the json operation set.
+pub fn shape(
+    canonical: &str,
+    submitted_tokens: u64,
+    value: Option<&JsValue>,
+    keep: &HashSet<String>,
+    budget: u64,
+) -> Result<Shaping, Unreconciled> {
+    let submitted_chars = canonical.chars().count() as u64;
+    let unchanged = |exhaustion: Option<Exhaustion>| Shaping {
+        submitted_tokens,
+        submitted_chars,
+        shaped_text: canonical.to_owned(),
+        shaped_tokens: submitted_tokens,
+        shaped_chars: submitted_chars,
+        receipt: Vec::new(),
+        exhaustion,
+    };
+    if submitted_tokens <= budget {
+        return Ok(unchanged(None));
+    }
+    let (text, floor, spans, mut receipt, tokens_now, chars_now) = match value {
+        Some(value) => {
+            let mut doc = Document::build(value.clone(), keep);
+            doc.tokens = submitted_tokens;
+            doc.chars = submitted_chars;
+            doc.s1(0);
+            if doc.tokens > budget {
+                doc.s2(0);
+            }
+            if doc.tokens > budget {
+                doc.s3(0);
+            }
+            let (text, floor, spans) = doc.materialise();
+            (text, floor, spans, doc.receipt, doc.tokens, doc.chars)
+        }
+        None => (
+            canonical.to_owned(),
+            0,
+            Vec::new(),
+            Vec::new(),
+            submitted_tokens,
+            submitted_chars,
+        ),
+    };
+    if !receipt.is_empty() {
+        // The chain of windowed counts must equal a full count of the text it describes.
+        if tokenizer::count(&text) as u64 != tokens_now || text.chars().count() as u64 != chars_now
+        {
+            return Err(Unreconciled);
+        }
+    }
+    let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
+        (text, tokens_now, chars_now)
+    } else {
+        let total = chars_now as usize;
+        let fit = tokenizer::largest_fitting_prefix(
+            &text,
+            floor,
+            total - 1,
+            usize::try_from(budget).unwrap_or(usize::MAX),
+            |l| marker(total - l, "S-4"),
+        );
+        let Some(l) = fit else {
+            let protected_tokens = spans
+                .iter()
+                .map(|&(a, b)| tokenizer::count(slice_chars(&text, a, b)) as u64)
+                .sum();
+            let protected_chars = spans.iter().map(|&(a, b)| (b - a) as u64).sum();
+            let floor_text = slice_chars(&text, 0, floor);
+            return Ok(unchanged(Some(Exhaustion {
+                protected_fields: spans.len() as u64,
+                protected_tokens,
+                protected_chars,
+                floor_chars: floor as u64,
+                floor_tokens: tokenizer::count(floor_text) as u64,
+            })));
+        };
+        let mut shaped = text[..char_byte_offset(&text, l)].to_owned();
+        shaped.push_str(&marker(total - l, "S-4"));
+        let tokens = tokenizer::count(&shaped) as u64;
+        let chars = shaped.chars().count() as u64;
+        receipt.push(ReceiptEntry {
+            op: Op::S4,
+            path: "payload".to_owned(),
+            index: None,
+            chars_before: chars_now,
+            chars_after: chars,
+            tokens_before: tokens_now,
+            tokens_after: tokens,
+        });
+        (shaped, tokens, chars)
+    };
+    let shaping = Shaping {
+        submitted_tokens,
+        submitted_chars,
+        shaped_text,
+        shaped_tokens,
+        shaped_chars,
+        receipt,
+        exhaustion: None,
+    };
+    reconcile(&shaping)?;
+    Ok(shaping)
+}
+
+/// The receipt's deltas must telescope to submitted − shaped, for tokens and for characters, and
+/// the shaped figures must be the shaped text's own full counts.
+pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
+    let mut tokens = shaping.submitted_tokens;
+    let mut chars = shaping.submitted_chars;
+    for entry in &shaping.receipt {
+        if entry.tokens_before != tokens || entry.chars_before != chars {
+            return Err(Unreconciled);
+        }
+        tokens = entry.tokens_after;
+        chars = entry.chars_after;
+    }
+    let delta_tokens: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_tokens).sum();
+    let delta_chars: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_chars).sum();
+    let full_tokens = if shaping.receipt.is_empty() {
+        shaping.submitted_tokens
+    } else {
+        tokenizer::count(&shaping.shaped_text) as u64
+    };
+    let full_chars = shaping.shaped_text.chars().count() as u64;
+    let reconciles = tokens == shaping.shaped_tokens
+        && chars == shaping.shaped_chars
+        && full_tokens == shaping.shaped_tokens
+        && full_chars == shaping.shaped_chars
+        && delta_tokens == shaping.submitted_tokens as i64 - shaping.shaped_tokens as i64
+        && delta_chars == shaping.submitted_chars as i64 - shaping.shaped_chars as i64;
+    if reconciles {
+        Ok(())
+    } else {
+        Err(Unreconciled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json::{parse, stringify};
+    use super::*;
+
+    fn run(payload: &str, budget: u64, keep: &[&str]) -> Shaping {
+        let keep: HashSet<String> = keep.iter().map(|s| (*s).to_owned()).collect();
+        match parse(payload) {
+            Ok(value) => {
+                let canonical = stringify(&value);
+                let tokens = tokenizer::count(&canonical) as u64;
+                shape(&canonical, tokens, Some(&value), &keep, budget).unwrap()
+            }
+            Err(_) => {
+                let tokens = tokenizer::count(payload) as u64;
+                shape(payload, tokens, None, &keep, budget).unwrap()
+            }
+        }
+    }
+
+    fn ops(s: &Shaping) -> Vec<(&'static str, String, Option<usize>)> {
+        s.receipt
+            .iter()
+            .map(|e| (e.op.id(), e.path.clone(), e.index))
+            .collect()
+    }
+
+    #[test]
+    fn safe_cuts_split_counts_exactly() {
+        let samples = [
+            r#"{"alpha":[1,22,333,4444],"beta":"Hello, world!","gamma":null,"d":true}"#,
+            r#"[{"id":"abc123","n":12345678,"t":"x y z"},{"id":"Zé","v":"日本語です","w":"ok"}]"#,
+        ];
+        for text in samples {
+            let chars: Vec<char> = text.chars().collect();
+            let total = tokenizer::count(text);
+            for i in 1..chars.len() {
+                if is_safe_cut(chars[i - 1], chars[i]) {
+                    let (a, b): (String, String) =
+                        (chars[..i].iter().collect(), chars[i..].iter().collect());
+                    assert_eq!(
+                        tokenizer::count(&a) + tokenizer::count(&b),
+                        total,
+                        "cut {i}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fits_runs_nothing() {
+        let s = run(r#"{"a":[1,1],"b":null}"#, 1000, &[]);
+        assert!(s.receipt.is_empty());
+        assert_eq!(s.shaped_text, r#"{"a":[1,1],"b":null}"#);
+    }
+
+    #[test]
+    fn s1_dedups_pre_order_with_index_at_removal() {
+        let s = run(r#"[[1,1,2,1],3,[1,1,2,1],3,{"x":[4,4]}]"#, 20, &[]);
+        let got = ops(&s);
+        assert_eq!(
+            &got[..5],
+            &[
+                ("S-1", String::new(), Some(2)),
+                ("S-1", String::new(), Some(2)),
+                ("S-1", "[0]".to_owned(), Some(1)),
+                ("S-1", "[0]".to_owned(), Some(2)),
+                ("S-1", "[2].x".to_owned(), Some(1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn s2_cascades_children_first_and_respects_keep() {
+        let s = run(
+            r#"{"a":{"b":null,"c":{"d":[]}},"e":"","k":{"z":null},"f":[null,{}],"g":0}"#,
+            20,
+            &["k.z"],
+        );
+        let got: Vec<_> = ops(&s).into_iter().filter(|o| o.0 == "S-2").collect();
+        let paths: Vec<&str> = got.iter().map(|o| o.1.as_str()).collect();
+        assert_eq!(paths, ["a.b", "a.c.d", "a.c", "a", "e"]);
+    }
+
+    #[test]
+    fn s3_truncates_long_strings_with_marker() {
+        let long = "é".repeat(2001);
+        let payload = format!(r#"{{"a":"{long}","b":["{long}"]}}"#);
+        let s = run(&payload, 100, &[]);
+        assert_eq!(
+            ops(&s),
+            [
+                ("S-3", "a".to_owned(), None),
+                ("S-3", "b[0]".to_owned(), None),
+                ("S-4", "payload".to_owned(), None)
+            ]
+        );
+        assert_eq!(s.receipt[0].delta_chars(), 1 - 59);
+        let s = run(&payload, 1, &["a"]);
+        assert!(s.receipt.is_empty());
+        assert_eq!(s.exhaustion.unwrap().protected_chars, 2001 + 6);
+    }
+
+    #[test]
+    fn s4_text_only_and_root_scalars() {
+        let text = "not json at all, just some words here ".repeat(20);
+        let s = run(&text, 25, &[]);
+        assert_eq!(ops(&s), [("S-4", "payload".to_owned(), None)]);
+        assert!(s.shaped_tokens <= 25);
+        assert!(run(&text, 5, &[]).exhaustion.is_some());
+        let long = format!("\"{}\"", "word ".repeat(1000));
+        let s = run(&long, 40, &[]);
+        assert_eq!(ops(&s), [("S-4", "payload".to_owned(), None)]);
+        assert!(s.shaped_text.ends_with("S-4]"));
+    }
+
+    #[test]
+    fn exhaustion_returns_submission_unchanged() {
+        let s = run(
+            r#"{"keep":"a b c d e f g h i j k l m n o p","x":1}"#,
+            3,
+            &["keep"],
+        );
+        assert!(s.receipt.is_empty());
+        assert_eq!(
+            s.shaped_text,
+            r#"{"keep":"a b c d e f g h i j k l m n o p","x":1}"#
+        );
+        let e = s.exhaustion.unwrap();
+        assert_eq!(e.protected_fields, 1);
+        assert_eq!(e.floor_chars, 41);
+    }
+}
