@@ -1,0 +1,72 @@
+// Harness for the context-composition/v1 corpus.
+//
+//   node harness.mjs                       verify the corpus pin only
+//   node harness.mjs URL [--interval-ms N] verify the pin, then POST every case to
+//                                          URL/context-composition/precheck and compare
+//
+// A refusal case passes when the HTTP status matches and the body names the refusal code. A
+// measured or could-not-measure case passes when the answer is 200 and its JSON, without the
+// `signature` member, equals the expected pre-check report under JCS. Prints `N passed, N failed`.
+// --interval-ms spaces the calls (the free tier allows one call per caller every 5,000 ms).
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jcs } from './reference.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const corpus = JSON.parse(readFileSync(join(here, 'corpus.json'), 'utf8'));
+const { sha256, ...unpinned } = corpus;
+const pin = createHash('sha256').update(jcs(unpinned)).digest('hex');
+if (pin !== sha256) {
+  console.error(`corpus pin mismatch: computed ${pin}, recorded ${sha256}`);
+  process.exit(2);
+}
+console.log(`corpus pin ok: ${pin} (${corpus.cases.length} cases)`);
+
+const [url, ...rest] = process.argv.slice(2);
+if (!url) process.exit(0);
+const iv = rest.indexOf('--interval-ms');
+const interval = iv >= 0 ? Number(rest[iv + 1]) : 0;
+
+function bodyOf(c) {
+  if (c.body_base64 !== undefined) return Buffer.from(c.body_base64, 'base64');
+  let s = c.body;
+  if (c.body_fill) s = s.replace('@@FILL@@', c.body_fill.char.repeat(c.body_fill.count));
+  return Buffer.from(s, 'utf8');
+}
+
+let passed = 0;
+let failed = 0;
+for (const c of corpus.cases) {
+  let ok = false;
+  let detail = '';
+  try {
+    const res = await fetch(`${url.replace(/\/$/, '')}/context-composition/precheck`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyOf(c),
+    });
+    const text = await res.text();
+    if (c.expect.refusal) {
+      ok = res.status === c.expect.refusal.status && text.includes(c.expect.refusal.code);
+      detail = `status ${res.status}`;
+    } else {
+      const got = JSON.parse(text);
+      delete got.signature;
+      ok = res.status === 200 && jcs(got) === jcs(c.expect.precheck);
+      detail = `status ${res.status}`;
+    }
+  } catch (e) {
+    detail = String(e?.message ?? e);
+  }
+  if (ok) passed++;
+  else {
+    failed++;
+    console.log(`FAIL ${c.name}: ${detail}`);
+  }
+  if (interval > 0) await new Promise((r) => setTimeout(r, interval));
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,369 @@
+//! Report assembly: the free pre-check, the paid audit (200) and the could-not-measure shape (422),
+//! the factor table F-1..F-12 with per-factor assessability, the measurement line and the ledger
+//! columns.
+//!
+//! Invariants: factors print in order, each ASSESSABLE, PARTIAL (printed with its restriction),
+//! NOT-ASSESSABLE (with its reason, never omitted, never zero-filled) or, for F-11,
+//! NOT-ASSESSABLE-BY-DESIGN; the measurement line carries LIMITED whenever a graded factor is not
+//! fully assessable; published sentences are printed verbatim from the criteria text.
+
+use super::classify::P_TRES;
+use super::envelope::{Request, ENVELOPE_VERSION};
+use super::metrics::{self, est, share, Analysis};
+use super::record::{Format, Level};
+use super::{criteria, ENTRY_BYTES_CAP, ENTRY_CAP, LEDGER_COLUMNS};
+use crate::engine::{Delivery, LedgerValue};
+use serde_json::{json, Map, Value};
+
+pub const CRITERIA_ID: &str = "context-composition/v1";
+pub const CRITERIA_REVISION: &str = "1.0.0";
+
+/// Assessability of one factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Assessable,
+    Partial(&'static str),
+    NotAssessable(&'static str),
+    NotAssessableByDesign,
+}
+
+impl Status {
+    fn label(self) -> &'static str {
+        match self {
+            Status::Assessable => "ASSESSABLE",
+            Status::Partial(_) => "PARTIAL",
+            Status::NotAssessable(_) => "NOT-ASSESSABLE",
+            Status::NotAssessableByDesign => "NOT-ASSESSABLE-BY-DESIGN",
+        }
+    }
+}
+
+/// Factor id, metric id, name.
+pub const FACTORS: [(&str, &str, &str); 13] = [
+    ("F-1", "M03", "axis-P composition shares"),
+    ("F-2", "M04", "axis-C composition shares"),
+    ("F-2b", "M05", "P x C cross-tabulation"),
+    ("F-3", "M06", "per-message size distribution"),
+    ("F-4", "M08", "exact duplication"),
+    ("F-5", "M07", "growth across turns"),
+    ("F-6", "M09", "near duplication"),
+    ("F-7", "M10", "embedded-blob census"),
+    ("F-8", "M11", "tool-definition share"),
+    ("F-9", "M14", "position/depth facts"),
+    ("F-10", "M12", "stated-vs-measured agreement"),
+    ("F-11", "", "not assessable by design in v1"),
+    ("F-12", "M15", "largest single block"),
+];
+
+const REASON_ANTHROPIC_ROLES: &str =
+    "anthropic-messages is L0: role-list classes only; structural zero rows print 'not identifiable at this level'";
+const REASON_GENERIC_ROLES: &str =
+    "generic-message-list below L2 (no kind fields and no schema section): structural zero rows print 'not identifiable at this level'";
+const REASON_F8_ANTHROPIC: &str =
+    "definitions submitted as prose in a system message are P-SYS, not P-TDEF; the absence note is mandatory";
+const REASON_F8_GENERIC: &str =
+    "generic-message-list below L2: tool definitions are identifiable only from a schema section or kind fields; the absence note is mandatory";
+const REASON_F9: &str =
+    "P at this level: a P-CMPT absence prints 'no P-CMPT block identified at this level'";
+const REASON_NO_USER: &str = "NOT-ASSESSABLE (single turn): no P-USER message in the record";
+const REASON_NO_STATED: &str = "NOT-ASSESSABLE (no stated counts): NO-STATED-COUNT";
+const F11_REASON: &str =
+    "NOT-ASSESSABLE-BY-DESIGN in v1 for every format (no master-table flag rules exist); excluded from the LIMITED trigger";
+
+/// The record's level as reported.
+pub fn level(req: &Request) -> Level {
+    req.record.level
+}
+
+/// Per-factor assessability for this submission (F-1..F-12 in order).
+pub fn statuses(req: &Request, a: &Analysis) -> Vec<Status> {
+    let rec = &req.record;
+    let roles_only = match rec.format {
+        Format::LettaAf => None,
+        Format::AnthropicMessages => Some(REASON_ANTHROPIC_ROLES),
+        Format::GenericMessageList => (rec.level < Level::L2).then_some(REASON_GENERIC_ROLES),
+    };
+    let f8 = match rec.format {
+        Format::LettaAf => None,
+        Format::AnthropicMessages => rec.schema.is_none().then_some(REASON_F8_ANTHROPIC),
+        Format::GenericMessageList => (rec.level < Level::L2).then_some(REASON_F8_GENERIC),
+    };
+    let partial_or = |r: Option<&'static str>| r.map_or(Status::Assessable, Status::Partial);
+    let stated = req.stated().any();
+    vec![
+        partial_or(roles_only),
+        Status::Assessable,
+        partial_or(roles_only),
+        Status::Assessable,
+        Status::Assessable,
+        if a.has_user_message() {
+            Status::Assessable
+        } else {
+            Status::NotAssessable(REASON_NO_USER)
+        },
+        Status::Assessable,
+        Status::Assessable,
+        partial_or(f8),
+        partial_or(roles_only.map(|_| REASON_F9)),
+        if stated {
+            Status::Assessable
+        } else {
+            Status::NotAssessable(REASON_NO_STATED)
+        },
+        Status::NotAssessableByDesign,
+        Status::Assessable,
+    ]
+}
+
+/// could-not-measure (rule, kind) for this submission, if any.
+pub fn could_not_measure(req: &Request, a: &Analysis) -> Option<(&'static str, &'static str)> {
+    let n = req.record.messages.len();
+    if n > ENTRY_CAP {
+        Some(("R-7", "too_many_entries"))
+    } else if a.largest_entry_bytes > ENTRY_BYTES_CAP {
+        Some(("R-7", "entry_too_large"))
+    } else if n == 0 {
+        Some(("R-8", "zero_entries"))
+    } else if !a.any_text {
+        Some(("R-9", "nothing_assessable"))
+    } else {
+        None
+    }
+}
+
+fn insert(m: &mut Map<String, Value>, k: &str, v: Value) {
+    m.insert(k.to_owned(), v);
+}
+
+fn header(kind: &str, req: &Request, a: &Analysis, now_ms: u64) -> Map<String, Value> {
+    let c = criteria::published();
+    let mut m = Map::new();
+    insert(&mut m, "report", json!(kind));
+    insert(&mut m, "criteria_id", json!(CRITERIA_ID));
+    insert(&mut m, "criteria_revision", json!(CRITERIA_REVISION));
+    insert(&mut m, "estimation_method", json!("EM-1"));
+    insert(
+        &mut m,
+        "issued_at",
+        json!(crate::engine::time::iso8601_millis(now_ms)),
+    );
+    insert(
+        &mut m,
+        "declared_format",
+        json!({"id": req.format.id(), "accepted": true, "level": level(req).label()}),
+    );
+    insert(
+        &mut m,
+        "envelope",
+        json!({"version": ENVELOPE_VERSION, "unknown_fields_ignored": req.unknown_members}),
+    );
+    let mut record = Map::new();
+    insert(&mut record, "entries", json!(req.record.messages.len()));
+    if let Some(agents) = req.record.agents {
+        insert(&mut record, "agents", json!(agents));
+    }
+    insert(&mut record, "body_bytes", json!(req.body_bytes));
+    insert(&mut record, "text_bytes", json!(a.text_bytes));
+    insert(&mut m, "record", Value::Object(record));
+    insert(
+        &mut m,
+        "labelling",
+        c["estimation_method"]["labelling"].clone(),
+    );
+    m
+}
+
+fn cnm_block(req: &Request, rule: &str, kind: &str) -> Value {
+    let mut m = Map::new();
+    insert(&mut m, "rule", json!(rule));
+    insert(&mut m, "kind", json!(kind));
+    match kind {
+        "too_many_entries" => {
+            insert(&mut m, "entries", json!(req.record.messages.len()));
+            insert(&mut m, "cap_entries", json!(ENTRY_CAP));
+        }
+        "entry_too_large" => insert(&mut m, "cap_entry_bytes", json!(ENTRY_BYTES_CAP)),
+        _ => {}
+    }
+    Value::Object(m)
+}
+
+fn factor_head(i: usize, s: Status) -> Map<String, Value> {
+    let (id, metric, name) = FACTORS[i];
+    let mut m = Map::new();
+    insert(&mut m, "factor", json!(id));
+    insert(
+        &mut m,
+        "metric",
+        if metric.is_empty() {
+            Value::Null
+        } else {
+            json!(metric)
+        },
+    );
+    insert(&mut m, "name", json!(name));
+    insert(&mut m, "status", json!(s.label()));
+    match s {
+        Status::Partial(r) | Status::NotAssessable(r) => insert(&mut m, "reason", json!(r)),
+        Status::NotAssessableByDesign => insert(&mut m, "reason", json!(F11_REASON)),
+        Status::Assessable => {}
+    }
+    m
+}
+
+/// Graded factors whose status is not ASSESSABLE (F-11 excluded), for the measurement line.
+fn limited_list(st: &[Status]) -> Vec<String> {
+    st.iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Status::Partial(_) | Status::NotAssessable(_)))
+        .map(|(i, s)| format!("{} {}", FACTORS[i].0, s.label()))
+        .collect()
+}
+
+fn measurement_line(st: &[Status]) -> (String, &'static str) {
+    let limited = limited_list(st);
+    if limited.is_empty() {
+        (
+            "MEASURED context-composition/v1 EM-1".to_owned(),
+            "measured_full",
+        )
+    } else {
+        (
+            format!(
+                "MEASURED LIMITED context-composition/v1 EM-1 ({})",
+                limited.join(", ")
+            ),
+            "measured_limited",
+        )
+    }
+}
+
+pub fn precheck(req: &Request, now_ms: u64) -> Map<String, Value> {
+    let a = metrics::analyse(&req.record);
+    let c = criteria::published();
+    let mut m = header("context-composition/v1 precheck", req, &a, now_ms);
+    let st = statuses(req, &a);
+    insert(
+        &mut m,
+        "total_size",
+        json!({"body_bytes": req.body_bytes, "text_bytes": a.text_bytes, "tokens": est(a.total_estimate)}),
+    );
+    let tres: u64 = a
+        .facts
+        .iter()
+        .filter(|f| f.p == P_TRES)
+        .map(|f| f.estimate)
+        .sum();
+    insert(
+        &mut m,
+        "headline_share",
+        json!({"name": "tool-output share (P-TRES estimate / T)", "share": share(tres, a.total_estimate)}),
+    );
+    let cnm = could_not_measure(req, &a);
+    let outcome = match cnm {
+        Some(_) => "could_not_measure",
+        None => measurement_line(&st).1,
+    };
+    insert(
+        &mut m,
+        "could_not_measure",
+        cnm.map_or(Value::Null, |(r, k)| cnm_block(req, r, k)),
+    );
+    insert(&mut m, "audit_outcome", json!(outcome));
+    let factors = st
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Value::Object(factor_head(i, *s)))
+        .collect();
+    insert(&mut m, "assessability", Value::Array(factors));
+    insert(&mut m, "never_assessable", c["never_assessable"].clone());
+    insert(&mut m, "price", c["price"].clone());
+    insert(&mut m, "scope", c["scope_block"].clone());
+    m
+}
+
+fn ledger(
+    req: &Request,
+    line: &str,
+    outcome: &str,
+    kind: Option<&str>,
+) -> Vec<(&'static str, LedgerValue)> {
+    let values = [
+        LedgerValue::Text(format!("{CRITERIA_ID}@{CRITERIA_REVISION}")),
+        LedgerValue::Text(line.to_owned()),
+        LedgerValue::Text("audit".to_owned()),
+        LedgerValue::Text(req.format.id().to_owned()),
+        LedgerValue::Int(req.record.messages.len() as i64),
+        LedgerValue::Int(req.body_bytes as i64),
+        LedgerValue::Text(outcome.to_owned()),
+        kind.map_or(LedgerValue::Null, |k| LedgerValue::Text(k.to_owned())),
+    ];
+    LEDGER_COLUMNS.iter().copied().zip(values).collect()
+}
+
+pub fn audit(req: &Request, now_ms: u64) -> Delivery {
+    let a = metrics::analyse(&req.record);
+    let c = criteria::published();
+    let mut m = header("context-composition/v1 audit", req, &a, now_ms);
+    if let Some((rule, kind)) = could_not_measure(req, &a) {
+        let line = format!("COULD-NOT-MEASURE context-composition/v1 ({rule} {kind})");
+        insert(&mut m, "measurement_line", json!(line));
+        insert(&mut m, "outcome", json!("could_not_measure"));
+        insert(&mut m, "could_not_measure", cnm_block(req, rule, kind));
+        insert(&mut m, "never_assessable", c["never_assessable"].clone());
+        insert(&mut m, "scope", c["scope_block"].clone());
+        let ledger = ledger(req, &line, "could_not_measure", Some(kind));
+        return Delivery {
+            status: 422,
+            chargeable: false,
+            report: m,
+            ledger,
+        };
+    }
+    let st = statuses(req, &a);
+    let (line, outcome) = measurement_line(&st);
+    insert(&mut m, "measurement_line", json!(line));
+    insert(&mut m, "outcome", json!(outcome));
+    insert(&mut m, "M01", metrics::m01(&a, req.record.messages.len()));
+    insert(&mut m, "M02", metrics::m02(&a));
+    insert(&mut m, "M13", metrics::m13(&a));
+    let rec = &req.record;
+    let below_l2 = !matches!(st[0], Status::Assessable);
+    let factors: Vec<Value> = st
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut f = factor_head(i, *s);
+            let result = match (i, s) {
+                (_, Status::NotAssessable(_) | Status::NotAssessableByDesign) => None,
+                (0, _) => Some(metrics::m03(&a, below_l2)),
+                (1, _) => Some(metrics::m04(&a)),
+                (2, _) => Some(metrics::m05(&a)),
+                (3, _) => Some(metrics::m06(&a, rec.schema.is_some())),
+                (4, _) => Some(metrics::m08(&a)),
+                (5, _) => Some(metrics::m07(&a)),
+                (6, _) => Some(metrics::m09(&a)),
+                (7, _) => Some(metrics::m10(&a)),
+                (8, _) => Some(metrics::m11(&a)),
+                (9, s) => Some(metrics::m14(&a, matches!(s, Status::Partial(_)))),
+                (10, _) => Some(metrics::m12(&a, &req.stated())),
+                _ => Some(metrics::m15(&a)),
+            };
+            if let Some(r) = result {
+                insert(&mut f, "result", r);
+            }
+            Value::Object(f)
+        })
+        .collect();
+    insert(&mut m, "factors", Value::Array(factors));
+    insert(&mut m, "never_assessable", c["never_assessable"].clone());
+    insert(&mut m, "f9_line", c["f9_line"].clone());
+    insert(&mut m, "scope", c["scope_block"].clone());
+    let ledger = ledger(req, &line, outcome, None);
+    Delivery {
+        status: 200,
+        chargeable: true,
+        report: m,
+        ledger,
+    }
+}
