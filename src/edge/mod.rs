@@ -153,6 +153,15 @@ async fn handle(
                     "signing".into(),
                     json!({"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id()}),
                 );
+                // The D1 ledger table's columns, in order: the edge's payment columns, then the
+                // family's closed columns (an e2e test holds this equal to PRAGMA table_info).
+                let columns: Vec<&str> = ledger::PAYMENT_COLUMNS
+                    .iter()
+                    .chain(families::ledger_columns(family))
+                    .copied()
+                    .collect();
+                obj.insert("ledger_table".into(), Value::from(ledger::table(family)));
+                obj.insert("ledger_columns".into(), json!(columns));
             }
             respond::json(200, &doc).map_err(internal)
         }
@@ -160,10 +169,14 @@ async fn handle(
             let body = intake(route, &mut req).await?;
             let parsed = families::parse(route.handler, &body)?;
             drop(body);
+            // The wallet comes from the body's `caller` where the family's input has one, else from
+            // the `X-Caller` header (the budget-pack contract's input schema admits no caller member).
+            let header_caller = req.headers().get("x-caller").ok().flatten();
             let caller = families::caller(&parsed)
+                .map(str::to_owned)
+                .or(header_caller)
                 .filter(|c| is_solana_address(c))
-                .ok_or(CallerInvalid)?
-                .to_owned();
+                .ok_or(CallerInvalid)?;
             let now = now_ms();
             spend_allowance(env, family, &caller, now).await?;
             let signer = config::signer(env)?;
@@ -245,6 +258,3 @@ fn count_free_use(env: &Env, ctx: &Context, family: Family, now: u64) {
         }
     });
 }
-
-#[allow(dead_code)]
-fn unused(_: Value) {}

@@ -77,7 +77,7 @@ test('budget-pack preflight takes the free-tier wallet from X-Caller and is sign
 test('malformed bodies are refused free, statically, before any payment is looked at', async () => {
   const canary = 'CANARY-7f3a9';
   for (const [path, body] of [
-    ['/token-efficiency/precheck', `{"payload": 1, "budget_tokens": 5, "x": "${canary}"}`],
+    ['/token-efficiency/budget', `{"payload": 1, "budget_tokens": 5, "x": "${canary}"}`],
     ['/token-efficiency/budget', `["${canary}"]`],
     ['/token-efficiency/budget', `{"payload": "${canary}", "budget_tokens": 0}`],
     ['/context-composition/audit', `{"envelope_version": "${canary}"}`],
