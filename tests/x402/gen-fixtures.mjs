@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { getTransactionDecoder, getBase64Encoder } from "@solana/kit";
 import { startSvm, paymentRequired, toBase64Json } from "./stack.mjs";
 import { createPaymentHeader } from "./client.mjs";
+import { craftPaymentHeader } from "./craft.mjs";
 import { NETWORK, USDC_MINT } from "./wallets.mjs";
 
 const svm = await startSvm();
@@ -79,6 +80,21 @@ await capture("signed for another key, accepted swapped", {
     route: A, key: "fixture-key-000000009", price: 20000, signedFor: selfPaid, present: honest(A, "fixture-key-000000009", 20000).accepts[0],
     expect: "payment_fee_payer_mismatch",
   });
+}
+
+for (const [i, name, change, error] of [
+  [10, "crafted: extra memo instruction", { extraInstruction: true }, "payment_instruction_layout"],
+  [11, "crafted: fee payer as transfer authority", { authorityIsFeePayer: true }, "payment_fee_payer_in_instruction"],
+  [12, "crafted: compute-unit price above the cap", { cuPrice: 1001 }, "payment_compute_price_too_high"],
+  [13, "crafted: honest (same builder, nothing changed)", {}, null],
+]) {
+  const key = `fixture-key-0000000${i}`;
+  const required = honest(A, key, 20000);
+  const header = await craftPaymentHeader({ rpcUrl: svm.url, required, idempotencyKey: key, change });
+  const expect = error
+    ? { error }
+    : { ok: true, claim_key: messageHash(header), payer: wallets.client, amount_units: 20000, fee_lamports: 10001, house: false };
+  cases.push({ name, route: A, idempotency_key: key, price_units: 20000, header, expect });
 }
 
 await svm.stop();
