@@ -546,7 +546,7 @@ pub fn check_payment(
     let fee_lamports = LAMPORTS_PER_SIGNATURE * tx.signatures.len() as u64
         + u64::try_from(priority_lamports).unwrap_or(u64::MAX);
     let payer = base58::encode(&authority);
-    let house = config.house_wallets.iter().any(|w| *w == payer);
+    let house = config.house_wallets.contains(&payer);
     Ok(CheckedPayment {
         claim_key: sha256_hex(&tx.message),
         payer,
