@@ -74,3 +74,52 @@ fn official_client_payments_check_as_expected() {
     }
     assert!(passed >= 3 && refused >= 6);
 }
+
+/// Driven by tests/x402/engine-facilitator.test.mjs (ignored otherwise): checks a fresh
+/// official-client payment and writes the engine's facilitator request body, so the real
+/// facilitator can verify and settle exactly what the worker would send; or reads a settle answer
+/// back through the engine.
+#[test]
+#[ignore]
+fn live_round_trip() {
+    if let Ok(path) = std::env::var("PAYMENT_LIVE_SETTLE_ANSWER") {
+        let answer = std::fs::read(path).expect("settle answer");
+        let outcome = context_meter::engine::payment::read_settle_response(&answer);
+        assert!(
+            matches!(
+                outcome,
+                context_meter::engine::payment::SettleOutcome::Settled { .. }
+            ),
+            "{outcome:?}"
+        );
+        return;
+    }
+    let input = std::env::var("PAYMENT_LIVE_IN").expect("PAYMENT_LIVE_IN");
+    let output = std::env::var("PAYMENT_LIVE_OUT").expect("PAYMENT_LIVE_OUT");
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(input).unwrap()).unwrap();
+    let c = &case["config"];
+    let config = PaymentConfig {
+        network: text(c, "network"),
+        asset: text(c, "asset"),
+        pay_to: text(c, "pay_to"),
+        max_timeout_seconds: c["max_timeout_seconds"].as_u64().unwrap(),
+        fee_payer: text(c, "fee_payer"),
+        cu_price_cap_microlamports: c["cu_price_cap_microlamports"].as_u64().unwrap(),
+        house_wallets: vec![],
+    };
+    let key = text(&case, "idempotency_key");
+    let checked = decode_payment_header(&text(&case, "header"))
+        .and_then(|payload| {
+            check_payment(
+                &config,
+                &text(&case, "route"),
+                case["price_units"].as_u64().unwrap(),
+                &key,
+                &payload,
+            )
+        })
+        .unwrap_or_else(|e| panic!("refused: {}", e.code()));
+    let body = context_meter::engine::payment::facilitator_request(&checked, &key);
+    let out = serde_json::json!({ "body": body, "claim_key": checked.claim_key });
+    std::fs::write(output, out.to_string()).unwrap();
+}

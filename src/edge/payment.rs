@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use worker::{
     wasm_bindgen::JsValue, Date, Env, Fetch, Headers, Method, Request, RequestInit, Response,
-    Result,
+    ResponseBuilder, Result,
 };
 
 /// How long the facilitator's fee payer is cached.
@@ -258,6 +258,55 @@ fn refuse(
     json_response(error.status(), &refusal_body(&error, false), &headers)
 }
 
+fn challenge_with(
+    config: &PaymentConfig,
+    req: &Request,
+    route_id: &str,
+    price_units: u64,
+    idempotency_key: &str,
+) -> Result<Response> {
+    let required = payment::payment_required(
+        config,
+        route_id,
+        price_units,
+        idempotency_key,
+        &resource_url(req),
+        None,
+    );
+    let body = json!({
+        "error": {
+            "code": "payment_required",
+            "message": "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key.",
+            "figures": { "price_units": price_units },
+        },
+    });
+    json_response(
+        402,
+        &body,
+        &[("PAYMENT-REQUIRED", payment::encode_header(&required))],
+    )
+}
+
+/// The 402 challenge of a paid route on its own (e.g. when a free allowance is exhausted): the
+/// same answer `gate` gives a call without payment. Refuses an invalid Idempotency-Key (400).
+pub async fn challenge(
+    req: &Request,
+    env: &Env,
+    route_id: &str,
+    price_units: u64,
+    idempotency_key: &str,
+) -> Result<Response> {
+    let config = match load_config(env).await {
+        Ok((config, _)) => config,
+        Err(error) => return json_response(error.status(), &refusal_body(&error, false), &[]),
+    };
+    if !is_valid_idempotency_key(idempotency_key) {
+        let error = PaymentError::IdempotencyKeyInvalid;
+        return json_response(error.status(), &refusal_body(&error, false), &[]);
+    }
+    challenge_with(&config, req, route_id, price_units, idempotency_key)
+}
+
 /// The payment gate of a paid route. Call after free validation of the body.
 pub async fn gate(
     req: &Request,
@@ -281,23 +330,8 @@ pub async fn gate(
         if req.headers().get("X-PAYMENT")?.is_some() {
             return refused(PaymentError::VersionUnsupported, None);
         }
-        let required = payment::payment_required(
-            &config,
-            route_id,
-            price_units,
-            idempotency_key,
-            &resource_url(req),
-            None,
-        );
-        let body = json!({
-            "error": { "code": "payment_required", "message": "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key.", "figures": { "price_units": price_units } },
-        });
-        return json_response(
-            402,
-            &body,
-            &[("PAYMENT-REQUIRED", payment::encode_header(&required))],
-        )
-        .map(Gate::Challenge);
+        return challenge_with(&config, req, route_id, price_units, idempotency_key)
+            .map(Gate::Challenge);
     };
 
     let checked = match decode_payment_header(&signature_header).and_then(|payload| {
@@ -383,7 +417,7 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
             &refusal_body(&error, false),
             &[("PAYMENT-RESPONSE", header)],
         )
-        .unwrap_or_else(|_| Response::empty().unwrap_or_else(|_| unreachable_response()))
+        .unwrap_or_else(|_| ResponseBuilder::new().with_status(402).empty())
     };
     let facilitator = match var(env, "FACILITATOR_URL") {
         Ok(url) => url.trim_end_matches('/').to_owned(),
@@ -430,11 +464,6 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
             Err(failure(PaymentError::SettlementFailed))
         }
     }
-}
-
-fn unreachable_response() -> Response {
-    // Response::empty() only fails if the runtime cannot build a Response at all.
-    Response::error("", 500).unwrap_or_else(|_| panic!("runtime cannot build a response"))
 }
 
 /// Records delivery: from now on the same payment is answered 409.
