@@ -158,3 +158,44 @@ impl DurableObject for PaymentGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn commands_have_the_documented_wire_shape() {
+        let claim = Command::Claim {
+            claim_key: "k".into(),
+            route_id: "r".into(),
+            idempotency_key: "i".into(),
+            now_ms: 5,
+        };
+        assert_eq!(
+            serde_json::to_value(&claim).unwrap(),
+            json!({"op":"claim","claim_key":"k","route_id":"r","idempotency_key":"i","now_ms":5})
+        );
+        assert_eq!(
+            serde_json::to_value(Command::Release).unwrap(),
+            json!({"op":"release"})
+        );
+        assert_eq!(
+            serde_json::to_value(Command::Delivered { now_ms: 9 }).unwrap(),
+            json!({"op":"delivered","now_ms":9})
+        );
+        let settled: Command = serde_json::from_value(json!({"op":"settled","facts":{
+            "tx_sig":"s","payer":"p","fee_lamports":10001,"house":false,"settled_ms":7}}))
+        .unwrap();
+        assert!(matches!(settled, Command::Settled { facts } if facts.fee_lamports == 10_001));
+        assert!(serde_json::from_value::<Command>(json!({"op":"steal"})).is_err());
+        let answer = ClaimAnswer {
+            decision: "fresh".into(),
+            facts: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&answer).unwrap(),
+            json!({"decision":"fresh"})
+        );
+    }
+}
