@@ -9,8 +9,10 @@ pub mod config;
 pub mod describe;
 pub mod error;
 pub mod families;
+pub mod guard;
 pub mod ledger;
 pub mod metrics;
+pub mod payment;
 pub mod respond;
 pub mod routes;
 

@@ -1,0 +1,658 @@
+//! x402 v2 `exact` on Solana, the pure half: the `PAYMENT-REQUIRED` challenge, the size-capped
+//! `PAYMENT-SIGNATURE` decoding, the Solana v0 transaction decoding and every local check made
+//! before any network call, the facilitator message bodies and answers, and the payment guard's
+//! state machine.
+//!
+//! Invariants:
+//! - The requirements for (route, price, Idempotency-Key) are a pure function of the configuration
+//!   and those three, so the `accepted` object a client echoes can be compared for exact equality.
+//! - `extra.memo` = "cm:" + first 32 hex digits of SHA-256(route id "\n" Idempotency-Key): a payment
+//!   signed for one route or one call never passes the checks of another.
+//! - A payment passes only as exactly [SetComputeUnitLimit, SetComputeUnitPrice, TransferChecked,
+//!   Memo] (the official client's layout), paying exactly the price of our mint into the associated
+//!   token account of our payee, with the fee payer in no instruction's accounts, a capped compute
+//!   unit price and a valid client signature over the message bytes.
+//! - The claim key is SHA-256(message bytes) in hex (the same bytes the facilitator hashes).
+//! - Errors are the closed `PaymentError`; nothing submitted is ever rendered or stored, and the
+//!   facilitator is sent a payload rebuilt from the checked fields only.
+
+pub mod guard;
+pub mod pda;
+pub mod transaction;
+
+use crate::engine::base58;
+use crate::engine::sign::{hex, sha256_hex};
+use crate::engine::ClosedError;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use ed25519_dalek::{Signature, VerifyingKey};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use transaction::MessageVersion;
+
+/// The x402 protocol version spoken.
+pub const X402_VERSION: u64 = 2;
+/// Largest `PAYMENT-SIGNATURE` header accepted, in bytes of header text.
+pub const MAX_PAYMENT_HEADER_BYTES: usize = 8192;
+/// Largest base64 transaction accepted (base64 of a 1,232-byte wire transaction).
+pub const MAX_TRANSACTION_BASE64: usize = 1644;
+/// Compute-unit limit ceiling (the official client asks for 20,000).
+pub const MAX_COMPUTE_UNIT_LIMIT: u32 = 200_000;
+/// Lamports per signature (Solana's base fee).
+pub const LAMPORTS_PER_SIGNATURE: u64 = 5_000;
+/// USDC has 6 decimals on every Solana network.
+pub const USDC_DECIMALS: u8 = 6;
+/// Name of the x402 extension that carries the client's idempotency key.
+pub const PAYMENT_IDENTIFIER: &str = "payment-identifier";
+
+/// Known Solana CAIP-2 network ids (the only ones @x402/svm accepts).
+pub const SOLANA_MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
+pub const SOLANA_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
+pub const SOLANA_TESTNET: &str = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z";
+
+const COMPUTE_BUDGET_PROGRAM: &str = "ComputeBudget111111111111111111111111111111";
+const MEMO_PROGRAM: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+const IX_SET_COMPUTE_UNIT_LIMIT: u8 = 2;
+const IX_SET_COMPUTE_UNIT_PRICE: u8 = 3;
+const IX_TRANSFER_CHECKED: u8 = 12;
+
+/// The merchant side of every payment: where, what and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentConfig {
+    /// CAIP-2 network id, one of the three Solana ids.
+    pub network: String,
+    /// USDC mint (base58).
+    pub asset: String,
+    /// Merchant wallet (base58); funds go to its associated token account.
+    pub pay_to: String,
+    /// `maxTimeoutSeconds` advertised in the requirements.
+    pub max_timeout_seconds: u64,
+    /// The facilitator's fee payer (from its `/supported`).
+    pub fee_payer: String,
+    /// Highest compute-unit price accepted, in micro-lamports.
+    pub cu_price_cap_microlamports: u64,
+    /// Our own (test) wallets: their payments are flagged `house` in the ledger.
+    pub house_wallets: Vec<String>,
+}
+
+impl PaymentConfig {
+    /// Refuses a configuration the checks could not be exact against.
+    pub fn validate(&self) -> Result<(), PaymentError> {
+        let known_network =
+            [SOLANA_MAINNET, SOLANA_DEVNET, SOLANA_TESTNET].contains(&self.network.as_str());
+        let addresses_valid = [&self.asset, &self.pay_to, &self.fee_payer]
+            .iter()
+            .all(|a| base58::is_solana_address(a))
+            && self
+                .house_wallets
+                .iter()
+                .all(|a| base58::is_solana_address(a));
+        if known_network
+            && addresses_valid
+            && self.max_timeout_seconds > 0
+            && self.fee_payer != self.pay_to
+        {
+            Ok(())
+        } else {
+            Err(PaymentError::ConfigInvalid)
+        }
+    }
+
+    fn address(value: &str) -> Result<[u8; 32], PaymentError> {
+        base58::decode(value)
+            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+            .ok_or(PaymentError::ConfigInvalid)
+    }
+}
+
+/// Every way a payment can be refused. Closed: static messages, numbers only in `figures`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentError {
+    IdempotencyKeyInvalid,
+    HeaderOversized,
+    HeaderMalformed,
+    VersionUnsupported,
+    IdentifierMismatch,
+    RequirementsMismatch,
+    TransactionMalformed,
+    TransactionVersion,
+    LookupTables,
+    FeePayerMismatch,
+    SignersInvalid,
+    InstructionLayout,
+    ComputeBudgetInvalid,
+    ComputeLimitTooHigh,
+    ComputePriceTooHigh { cap: u64 },
+    FeePayerInInstruction,
+    InvalidMint,
+    InvalidDecimals,
+    InvalidPayee,
+    InvalidAmount { expected: u64 },
+    InvalidMemo,
+    SignatureInvalid,
+    VerifyRejected,
+    FacilitatorUnavailable,
+    SettlementFailed,
+    SettlementPending,
+    Replayed,
+    InProgress,
+    BoundElsewhere,
+    ConfigInvalid,
+}
+
+impl ClosedError for PaymentError {
+    fn code(&self) -> &'static str {
+        use PaymentError::*;
+        match self {
+            IdempotencyKeyInvalid => "idempotency_key_invalid",
+            HeaderOversized => "payment_header_oversized",
+            HeaderMalformed => "payment_header_malformed",
+            VersionUnsupported => "payment_version_unsupported",
+            IdentifierMismatch => "payment_identifier_mismatch",
+            RequirementsMismatch => "payment_requirements_mismatch",
+            TransactionMalformed => "payment_transaction_malformed",
+            TransactionVersion => "payment_transaction_version",
+            LookupTables => "payment_lookup_tables",
+            FeePayerMismatch => "payment_fee_payer_mismatch",
+            SignersInvalid => "payment_signers_invalid",
+            InstructionLayout => "payment_instruction_layout",
+            ComputeBudgetInvalid => "payment_compute_budget_invalid",
+            ComputeLimitTooHigh => "payment_compute_limit_too_high",
+            ComputePriceTooHigh { .. } => "payment_compute_price_too_high",
+            FeePayerInInstruction => "payment_fee_payer_in_instruction",
+            InvalidMint => "payment_invalid_mint",
+            InvalidDecimals => "payment_invalid_decimals",
+            InvalidPayee => "payment_invalid_payee",
+            InvalidAmount { .. } => "payment_invalid_amount",
+            InvalidMemo => "payment_invalid_memo",
+            SignatureInvalid => "payment_signature_invalid",
+            VerifyRejected => "payment_verify_rejected",
+            FacilitatorUnavailable => "payment_facilitator_unavailable",
+            SettlementFailed => "payment_settlement_failed",
+            SettlementPending => "payment_settlement_pending",
+            Replayed => "payment_replayed",
+            InProgress => "payment_in_progress",
+            BoundElsewhere => "payment_bound_elsewhere",
+            ConfigInvalid => "payment_config_invalid",
+        }
+    }
+
+    fn status(&self) -> u16 {
+        use PaymentError::*;
+        match self {
+            IdempotencyKeyInvalid | HeaderOversized | HeaderMalformed | VersionUnsupported => 400,
+            Replayed | InProgress | BoundElsewhere => 409,
+            FacilitatorUnavailable | SettlementPending => 503,
+            ConfigInvalid => 500,
+            _ => 402,
+        }
+    }
+
+    fn message(&self) -> &'static str {
+        use PaymentError::*;
+        match self {
+            IdempotencyKeyInvalid => "A paid call needs an Idempotency-Key header of 16 to 128 characters from A-Z, a-z, 0-9, '_' and '-'.",
+            HeaderOversized => "The PAYMENT-SIGNATURE header or its transaction exceeds the size cap.",
+            HeaderMalformed => "The PAYMENT-SIGNATURE header is not base64 of an x402 payment payload JSON object.",
+            VersionUnsupported => "Only x402 version 2 (PAYMENT-SIGNATURE) is accepted; X-PAYMENT (x402 version 1) is not.",
+            IdentifierMismatch => "The payment-identifier extension id must equal this request's Idempotency-Key.",
+            RequirementsMismatch => "The accepted payment requirements differ from the ones this route and Idempotency-Key require.",
+            TransactionMalformed => "The payment transaction does not decode as a Solana transaction.",
+            TransactionVersion => "The payment transaction must be a version 0 transaction.",
+            LookupTables => "The payment transaction must not use address lookup tables.",
+            FeePayerMismatch => "The payment transaction's fee payer is not the facilitator's fee payer.",
+            SignersInvalid => "The payment transaction must have exactly two signers: the fee payer and the transfer authority.",
+            InstructionLayout => "The payment transaction must be exactly: compute unit limit, compute unit price, one TransferChecked, one Memo.",
+            ComputeBudgetInvalid => "A compute budget instruction of the payment transaction is malformed.",
+            ComputeLimitTooHigh => "The payment transaction's compute unit limit is above the accepted ceiling.",
+            ComputePriceTooHigh { .. } => "The payment transaction's compute unit price is above the accepted cap.",
+            FeePayerInInstruction => "The facilitator's fee payer must not appear in any instruction's accounts.",
+            InvalidMint => "The transfer is not of the required asset.",
+            InvalidDecimals => "The transfer's decimals are not the asset's decimals.",
+            InvalidPayee => "The transfer's destination is not the payee's associated token account.",
+            InvalidAmount { .. } => "The transfer amount is not exactly the price of this route.",
+            InvalidMemo => "The memo is not the one the challenge bound to this route and Idempotency-Key.",
+            SignatureInvalid => "The transfer authority's signature over the transaction message does not verify.",
+            VerifyRejected => "The facilitator did not verify the payment.",
+            FacilitatorUnavailable => "The payment facilitator could not be reached or answered unreadably.",
+            SettlementFailed => "The payment could not be settled; no content is delivered.",
+            SettlementPending => "The payment's settlement is not confirmed yet; retry the same request later.",
+            Replayed => "This payment has already been delivered on.",
+            InProgress => "This payment is being processed by another request.",
+            BoundElsewhere => "This payment was claimed for another route or Idempotency-Key.",
+            ConfigInvalid => "The payment configuration of this service is invalid.",
+        }
+    }
+
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        match self {
+            PaymentError::ComputePriceTooHigh { cap } => vec![("cap_microlamports", *cap)],
+            PaymentError::InvalidAmount { expected } => vec![("expected_units", *expected)],
+            PaymentError::HeaderOversized => vec![
+                ("max_header_bytes", MAX_PAYMENT_HEADER_BYTES as u64),
+                ("max_transaction_base64", MAX_TRANSACTION_BASE64 as u64),
+            ],
+            PaymentError::ComputeLimitTooHigh => {
+                vec![("max_compute_units", u64::from(MAX_COMPUTE_UNIT_LIMIT))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// `Idempotency-Key` (and `payment-identifier` id) syntax: 16–128 of `[A-Za-z0-9_-]`.
+pub fn is_valid_idempotency_key(key: &str) -> bool {
+    (16..=128).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The memo binding a payment to one route and one call.
+pub fn memo_for(route_id: &str, idempotency_key: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(route_id.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(idempotency_key.as_bytes());
+    let digest = hex(&hasher.finalize());
+    format!("cm:{}", &digest[..32])
+}
+
+/// The one `PaymentRequirements` object for this route, price and call.
+pub fn requirements(
+    config: &PaymentConfig,
+    route_id: &str,
+    price_units: u64,
+    idempotency_key: &str,
+) -> Value {
+    json!({
+        "scheme": "exact",
+        "network": config.network,
+        "amount": price_units.to_string(),
+        "asset": config.asset,
+        "payTo": config.pay_to,
+        "maxTimeoutSeconds": config.max_timeout_seconds,
+        "extra": {
+            "feePayer": config.fee_payer,
+            "memo": memo_for(route_id, idempotency_key),
+        },
+    })
+}
+
+fn payment_identifier_declaration() -> Value {
+    json!({
+        "info": { "required": true },
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": { "type": "boolean" },
+                "id": { "type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$" },
+            },
+            "required": ["required"],
+        },
+    })
+}
+
+/// The `PaymentRequired` object. `resource_url` is the route's URL (origin + path, never a query);
+/// `error` a closed code when a payment was refused, else None.
+pub fn payment_required(
+    config: &PaymentConfig,
+    route_id: &str,
+    price_units: u64,
+    idempotency_key: &str,
+    resource_url: &str,
+    error: Option<&'static str>,
+) -> Value {
+    let mut object = Map::new();
+    object.insert("x402Version".into(), json!(X402_VERSION));
+    if let Some(code) = error {
+        object.insert("error".into(), json!(code));
+    }
+    object.insert(
+        "resource".into(),
+        json!({
+            "url": resource_url,
+            "description": format!("context-meter {route_id}"),
+            "mimeType": "application/json",
+        }),
+    );
+    object.insert(
+        "accepts".into(),
+        json!([requirements(config, route_id, price_units, idempotency_key)]),
+    );
+    object.insert(
+        "extensions".into(),
+        json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration() }),
+    );
+    Value::Object(object)
+}
+
+/// Base64 of the compact JSON (how every x402 header travels).
+pub fn encode_header(value: &Value) -> String {
+    STANDARD.encode(value.to_string())
+}
+
+/// A decoded `PAYMENT-SIGNATURE`: only the three parts we look at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentPayload {
+    pub accepted: Value,
+    pub transaction_base64: String,
+    pub payment_identifier: Option<String>,
+}
+
+/// Decodes the `PAYMENT-SIGNATURE` header text (size-capped base64 of a JSON object).
+pub fn decode_payment_header(header: &str) -> Result<PaymentPayload, PaymentError> {
+    if header.len() > MAX_PAYMENT_HEADER_BYTES {
+        return Err(PaymentError::HeaderOversized);
+    }
+    let bytes = STANDARD
+        .decode(header.as_bytes())
+        .map_err(|_| PaymentError::HeaderMalformed)?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| PaymentError::HeaderMalformed)?;
+    let object = value.as_object().ok_or(PaymentError::HeaderMalformed)?;
+    match object.get("x402Version").and_then(Value::as_u64) {
+        Some(X402_VERSION) => {}
+        Some(_) => return Err(PaymentError::VersionUnsupported),
+        None => return Err(PaymentError::HeaderMalformed),
+    }
+    let accepted = object
+        .get("accepted")
+        .filter(|a| a.is_object())
+        .ok_or(PaymentError::HeaderMalformed)?
+        .clone();
+    let transaction_base64 = object
+        .get("payload")
+        .and_then(|p| p.get("transaction"))
+        .and_then(Value::as_str)
+        .ok_or(PaymentError::HeaderMalformed)?;
+    if transaction_base64.len() > MAX_TRANSACTION_BASE64 {
+        return Err(PaymentError::HeaderOversized);
+    }
+    let payment_identifier = object
+        .get("extensions")
+        .and_then(|e| e.get(PAYMENT_IDENTIFIER))
+        .and_then(|e| e.get("info"))
+        .and_then(|i| i.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(PaymentPayload {
+        accepted,
+        transaction_base64: transaction_base64.to_owned(),
+        payment_identifier,
+    })
+}
+
+/// A payment that passed every local check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPayment {
+    /// Lower-case hex SHA-256 of the transaction message bytes: the guard's claim key.
+    pub claim_key: String,
+    /// The transfer authority (base58): who pays.
+    pub payer: String,
+    /// Amount in USDC base units (= the price).
+    pub amount_units: u64,
+    /// What the fee payer will spend: signatures × 5,000 + ceil(limit × price / 10^6).
+    pub fee_lamports: u64,
+    /// Whether the payer is one of our house wallets.
+    pub house: bool,
+    /// The requirements it satisfied (ours, byte for byte).
+    pub requirements: Value,
+    /// The transaction, as received (already decoded and checked).
+    pub transaction_base64: String,
+}
+
+fn read_u32_le(bytes: &[u8]) -> u32 {
+    let mut buf = [0u8; 4];
+    buf.copy_from_slice(&bytes[..4]);
+    u32::from_le_bytes(buf)
+}
+
+fn read_u64_le(bytes: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    buf.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(buf)
+}
+
+/// Every local check, in order, on a decoded header for (route, price, Idempotency-Key).
+pub fn check_payment(
+    config: &PaymentConfig,
+    route_id: &str,
+    price_units: u64,
+    idempotency_key: &str,
+    payload: &PaymentPayload,
+) -> Result<CheckedPayment, PaymentError> {
+    if !is_valid_idempotency_key(idempotency_key) {
+        return Err(PaymentError::IdempotencyKeyInvalid);
+    }
+    if payload.payment_identifier.as_deref() != Some(idempotency_key) {
+        return Err(PaymentError::IdentifierMismatch);
+    }
+    let ours = requirements(config, route_id, price_units, idempotency_key);
+    if payload.accepted != ours {
+        return Err(PaymentError::RequirementsMismatch);
+    }
+    let wire = STANDARD
+        .decode(payload.transaction_base64.as_bytes())
+        .map_err(|_| PaymentError::TransactionMalformed)?;
+    let tx = transaction::decode(&wire).map_err(|_| PaymentError::TransactionMalformed)?;
+    if tx.version != MessageVersion::V0 {
+        return Err(PaymentError::TransactionVersion);
+    }
+    if !tx.address_table_lookups.is_empty() {
+        return Err(PaymentError::LookupTables);
+    }
+    let fee_payer = PaymentConfig::address(&config.fee_payer)?;
+    if tx.account_keys[0] != fee_payer {
+        return Err(PaymentError::FeePayerMismatch);
+    }
+    if tx
+        .instructions
+        .iter()
+        .any(|ix| ix.account_indexes.contains(&0))
+    {
+        return Err(PaymentError::FeePayerInInstruction);
+    }
+    if tx.num_required_signatures != 2 {
+        return Err(PaymentError::SignersInvalid);
+    }
+
+    let program_of =
+        |i: usize| base58::encode(&tx.account_keys[usize::from(tx.instructions[i].program_index)]);
+    let expected_programs = [
+        COMPUTE_BUDGET_PROGRAM,
+        COMPUTE_BUDGET_PROGRAM,
+        pda::TOKEN_PROGRAM,
+        MEMO_PROGRAM,
+    ];
+    if tx.instructions.len() != expected_programs.len()
+        || (0..expected_programs.len()).any(|i| program_of(i) != expected_programs[i])
+    {
+        return Err(PaymentError::InstructionLayout);
+    }
+
+    let (limit_ix, price_ix, transfer_ix, memo_ix) = (
+        &tx.instructions[0],
+        &tx.instructions[1],
+        &tx.instructions[2],
+        &tx.instructions[3],
+    );
+    if limit_ix.data.len() != 5
+        || limit_ix.data[0] != IX_SET_COMPUTE_UNIT_LIMIT
+        || !limit_ix.account_indexes.is_empty()
+        || price_ix.data.len() != 9
+        || price_ix.data[0] != IX_SET_COMPUTE_UNIT_PRICE
+        || !price_ix.account_indexes.is_empty()
+    {
+        return Err(PaymentError::ComputeBudgetInvalid);
+    }
+    let compute_unit_limit = read_u32_le(&limit_ix.data[1..]);
+    let compute_unit_price = read_u64_le(&price_ix.data[1..]);
+    if compute_unit_limit > MAX_COMPUTE_UNIT_LIMIT {
+        return Err(PaymentError::ComputeLimitTooHigh);
+    }
+    if compute_unit_price > config.cu_price_cap_microlamports {
+        return Err(PaymentError::ComputePriceTooHigh {
+            cap: config.cu_price_cap_microlamports,
+        });
+    }
+
+    if transfer_ix.data.len() != 10
+        || transfer_ix.data[0] != IX_TRANSFER_CHECKED
+        || transfer_ix.account_indexes.len() != 4
+    {
+        return Err(PaymentError::InstructionLayout);
+    }
+    let account = |slot: usize| &tx.account_keys[usize::from(transfer_ix.account_indexes[slot])];
+    let (mint, destination, authority_index) = (
+        account(1),
+        account(2),
+        usize::from(transfer_ix.account_indexes[3]),
+    );
+    let asset = PaymentConfig::address(&config.asset)?;
+    if *mint != asset {
+        return Err(PaymentError::InvalidMint);
+    }
+    if transfer_ix.data[9] != USDC_DECIMALS {
+        return Err(PaymentError::InvalidDecimals);
+    }
+    let pay_to = PaymentConfig::address(&config.pay_to)?;
+    let merchant_ata =
+        pda::associated_token_address(&pay_to, &asset).ok_or(PaymentError::ConfigInvalid)?;
+    if *destination != merchant_ata {
+        return Err(PaymentError::InvalidPayee);
+    }
+    let amount_units = read_u64_le(&transfer_ix.data[1..]);
+    if amount_units != price_units {
+        return Err(PaymentError::InvalidAmount {
+            expected: price_units,
+        });
+    }
+    if authority_index != 1 {
+        return Err(PaymentError::SignersInvalid);
+    }
+    let memo = memo_for(route_id, idempotency_key);
+    if memo_ix.data != memo.as_bytes() || !memo_ix.account_indexes.is_empty() {
+        return Err(PaymentError::InvalidMemo);
+    }
+
+    let authority = tx.account_keys[authority_index];
+    let key = VerifyingKey::from_bytes(&authority).map_err(|_| PaymentError::SignatureInvalid)?;
+    let signature = Signature::from_bytes(&tx.signatures[authority_index]);
+    key.verify_strict(&tx.message, &signature)
+        .map_err(|_| PaymentError::SignatureInvalid)?;
+
+    let priority_lamports =
+        (u128::from(compute_unit_limit) * u128::from(compute_unit_price)).div_ceil(1_000_000);
+    let fee_lamports = LAMPORTS_PER_SIGNATURE * tx.signatures.len() as u64
+        + u64::try_from(priority_lamports).unwrap_or(u64::MAX);
+    let payer = base58::encode(&authority);
+    let house = config.house_wallets.contains(&payer);
+    Ok(CheckedPayment {
+        claim_key: sha256_hex(&tx.message),
+        payer,
+        amount_units,
+        fee_lamports,
+        house,
+        requirements: ours,
+        transaction_base64: payload.transaction_base64.clone(),
+    })
+}
+
+/// Body of the facilitator's `/verify` and `/settle` requests: a payload rebuilt from the checked
+/// parts only (nothing else the client sent is forwarded).
+pub fn facilitator_request(checked: &CheckedPayment, idempotency_key: &str) -> Value {
+    json!({
+        "x402Version": X402_VERSION,
+        "paymentPayload": {
+            "x402Version": X402_VERSION,
+            "accepted": checked.requirements,
+            "payload": { "transaction": checked.transaction_base64 },
+            "extensions": { PAYMENT_IDENTIFIER: { "info": { "required": true, "id": idempotency_key } } },
+        },
+        "paymentRequirements": checked.requirements,
+    })
+}
+
+/// The fee payer our network's `exact` kind names in a `/supported` answer.
+pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    value
+        .get("kinds")?
+        .as_array()?
+        .iter()
+        .find(|kind| {
+            kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
+                && kind.get("scheme").and_then(Value::as_str) == Some("exact")
+                && kind.get("network").and_then(Value::as_str) == Some(network)
+        })?
+        .get("extra")?
+        .get("feePayer")?
+        .as_str()
+        .filter(|a| base58::is_solana_address(a))
+        .map(str::to_owned)
+}
+
+/// Reads a `/verify` answer: Ok only for `isValid: true`.
+pub fn read_verify_response(body: &[u8]) -> Result<(), PaymentError> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|_| PaymentError::FacilitatorUnavailable)?;
+    match value.get("isValid").and_then(Value::as_bool) {
+        Some(true) => Ok(()),
+        Some(false) => Err(PaymentError::VerifyRejected),
+        None => Err(PaymentError::FacilitatorUnavailable),
+    }
+}
+
+/// What a `/settle` answer says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettleOutcome {
+    /// On chain: the transaction signature (base58, 64 bytes).
+    Settled { tx_sig: String },
+    /// Sent but not confirmed yet (`settlement_pending`).
+    Pending,
+    /// Not settled.
+    Failed,
+}
+
+/// Reads a `/settle` answer.
+pub fn read_settle_response(body: &[u8]) -> SettleOutcome {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return SettleOutcome::Failed;
+    };
+    let signature = value
+        .get("transaction")
+        .and_then(Value::as_str)
+        .filter(|s| s.len() <= 88 && base58::decode(s).is_some_and(|b| b.len() == 64));
+    match (value.get("success").and_then(Value::as_bool), signature) {
+        (Some(true), Some(sig)) => SettleOutcome::Settled {
+            tx_sig: sig.to_owned(),
+        },
+        _ if value.get("errorReason").and_then(Value::as_str) == Some("settlement_pending") => {
+            SettleOutcome::Pending
+        }
+        _ => SettleOutcome::Failed,
+    }
+}
+
+/// The `PAYMENT-RESPONSE` header value (base64 JSON `SettleResponse`).
+pub fn payment_response_header(network: &str, payer: &str, settled_tx_sig: Option<&str>) -> String {
+    let value = match settled_tx_sig {
+        Some(sig) => json!({
+            "success": true,
+            "transaction": sig,
+            "network": network,
+            "payer": payer,
+        }),
+        None => json!({
+            "success": false,
+            "errorReason": PaymentError::SettlementFailed.code(),
+            "transaction": "",
+            "network": network,
+            "payer": payer,
+        }),
+    };
+    encode_header(&value)
+}
+
+#[cfg(test)]
+mod tests;
