@@ -45,7 +45,15 @@ fn refusal_table() -> Value {
     Value::Array(
         Refusal::catalogue()
             .into_iter()
-            .map(|r| json!({"code": r.code(), "status": r.status(), "message": r.message()}))
+            .map(|r| {
+                json!({
+                    "code": r.code(),
+                    "status": r.status(),
+                    "message": r.message(),
+                    "limit": r.limit().map(|l| l.name()),
+                    "figures": r.figures().into_iter().map(|(name, _)| name).collect::<Vec<_>>(),
+                })
+            })
             .collect(),
     )
 }

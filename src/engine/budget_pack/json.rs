@@ -16,6 +16,8 @@
 //!   recursion is bounded;
 //! - records, without failing, whether any key is unsafe or any string holds a lone surrogate.
 
+use std::collections::BTreeMap;
+
 /// One parsed JSON value. Strings and keys are UTF-16 code units.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonValue {
@@ -139,6 +141,8 @@ impl Reader<'_> {
     fn object(&mut self, depth: usize) -> Result<JsonValue, ReadError> {
         self.pos += 1;
         let mut members: Vec<(Vec<u16>, JsonValue)> = Vec::new();
+        // Key → position, so a repeated key is found without rescanning the members.
+        let mut positions: BTreeMap<Vec<u16>, usize> = BTreeMap::new();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -163,9 +167,12 @@ impl Reader<'_> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth + 1)?;
-            match members.iter_mut().find(|(k, _)| *k == key) {
-                Some(slot) => slot.1 = value,
-                None => members.push((key, value)),
+            match positions.get(&key) {
+                Some(&at) => members[at].1 = value,
+                None => {
+                    positions.insert(key.clone(), members.len());
+                    members.push((key, value));
+                }
             }
             self.skip_whitespace();
             match self.peek() {

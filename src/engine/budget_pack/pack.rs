@@ -19,7 +19,7 @@
 
 use super::{Candidate, Request};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// Why a candidate was not selected (the contract's `excluded[].reason` enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub fn pack(req: &Request) -> Packing {
     let mut selected: Vec<Selected> = Vec::new();
     let mut excluded: Vec<Excluded> = Vec::new();
     // First selected candidate for each selected text.
-    let mut first_with_text: HashMap<&[u16], usize> = HashMap::new();
+    let mut first_with_text: BTreeMap<&[u16], usize> = BTreeMap::new();
     let mut used_units = u64::from(req.reserved_units);
     for &index in &ranking {
         let candidate = &req.candidates[index];

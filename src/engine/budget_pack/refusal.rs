@@ -91,7 +91,19 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Every variant once (limits with their first limit), for the served contract's refusal table.
+    /// The contract `limits` member a limit refusal names.
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            Refusal::ComplexityLimit(limit)
+            | Refusal::InputLimit(limit)
+            | Refusal::EvaluationLimit(limit)
+            | Refusal::OutputLimit(limit) => Some(*limit),
+            _ => None,
+        }
+    }
+
+    /// Every variant once (each limit variant with each limit it can name), for the served
+    /// contract's refusal table.
     pub fn catalogue() -> Vec<Refusal> {
         vec![
             Refusal::MalformedJson,
@@ -99,8 +111,13 @@ impl Refusal {
             Refusal::IdempotencyKeyInvalid,
             Refusal::EdgeLimit,
             Refusal::InputLimit(Limit::InputBytes),
+            Refusal::InputLimit(Limit::Sources),
+            Refusal::InputLimit(Limit::Candidates),
+            Refusal::InputLimit(Limit::BudgetUnits),
             Refusal::ComplexityLimit(Limit::JsonNodes),
+            Refusal::ComplexityLimit(Limit::JsonDepth),
             Refusal::EvaluationLimit(Limit::CandidateSpanCharacters),
+            Refusal::OutputLimit(Limit::PackedTextJsonBytes),
             Refusal::OutputLimit(Limit::OutputBytes),
             Refusal::InvalidUnicode,
             Refusal::UnsafeKey,

@@ -321,3 +321,28 @@ fn preflight_reports_figures_but_no_packing() {
     assert!(!text.contains("Approval"));
     assert!(!text.contains("selected"));
 }
+
+#[test]
+fn hash_rule_is_the_one_the_example_pins_and_not_its_neighbours() {
+    use crate::engine::canonical::to_jcs;
+    use crate::engine::sign::sha256_hex;
+    let contract = published();
+    let input = &contract["exampleInput"];
+    let response = &contract["exampleResponse"];
+    let result = &response["result"];
+    let (want_in, want_out) = (
+        response["provenance"]["inputSha256"].as_str().unwrap(),
+        response["provenance"]["outputSha256"].as_str().unwrap(),
+    );
+    let req = parse(serde_json::to_string(input).unwrap().as_bytes()).unwrap();
+    // The rule: JCS of the input with defaults filled in; compact JSON of the result in order.
+    assert_eq!(
+        sha256_hex(to_jcs(&report::normalized_input(&req)).as_bytes()),
+        want_in
+    );
+    assert_eq!(sha256_hex(compact_json(result).as_bytes()), want_out);
+    // Its neighbours do not match: JCS of the input as sent, compact input, JCS of the result.
+    assert_ne!(sha256_hex(to_jcs(input).as_bytes()), want_in);
+    assert_ne!(sha256_hex(compact_json(input).as_bytes()), want_in);
+    assert_ne!(sha256_hex(to_jcs(result).as_bytes()), want_out);
+}

@@ -20,7 +20,7 @@ use super::json::{self, JsonValue, ReadError};
 use super::limits;
 use super::refusal::{Limit, Refusal};
 use super::{Candidate, Request, Source};
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 const ID_MAX_CODE_POINTS: usize = 80;
 const TEXT_MAX_CODE_POINTS: usize = 90_000;
@@ -79,11 +79,11 @@ pub fn validate(body: &[u8]) -> Result<Request, Refusal> {
         Some(_) => return Err(Refusal::SchemaViolation),
     };
 
-    let mut source_ids = HashSet::new();
+    let mut source_ids = BTreeSet::new();
     if !sources.iter().all(|s| source_ids.insert(s.id.as_str())) {
         return Err(Refusal::DuplicateId);
     }
-    let mut candidate_ids = HashSet::new();
+    let mut candidate_ids = BTreeSet::new();
     if !candidates
         .iter()
         .all(|c| candidate_ids.insert(c.id.as_str()))
@@ -151,11 +151,11 @@ fn string(value: Option<&JsonValue>, min: usize, max: usize) -> Result<String, R
     Ok(text)
 }
 
-fn array<'a>(
-    value: Option<&'a JsonValue>,
+fn array(
+    value: Option<&JsonValue>,
     limit: Limit,
     max_items: usize,
-) -> Result<&'a [JsonValue], Refusal> {
+) -> Result<&[JsonValue], Refusal> {
     match value {
         Some(JsonValue::Array(items)) if items.len() > max_items => Err(Refusal::InputLimit(limit)),
         Some(JsonValue::Array(items)) => Ok(items),
