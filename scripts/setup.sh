@@ -21,7 +21,10 @@ npm_install() { # dir
   local dir="$1"
   [ -f "$dir/package.json" ] || return 0
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.installed" ]; then
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed)
+    # npm ci, falling back to npm install where npm ci rejects a lockfile whose optional platform
+    # packages (litesvm's other-OS binaries) have no registry entry.
+    (cd "$dir" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null \
+      || npm install --no-audit --no-fund --loglevel=error; } && touch node_modules/.installed)
   fi
 }
 npm_install "$ROOT"

@@ -85,7 +85,7 @@ pub async fn record(
     }
     let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
     let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({})",
+        "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
         table(family),
         names.join(", "),
         placeholders.join(", ")

@@ -41,6 +41,22 @@ impl ClosedError for CallerInvalid {
     }
 }
 
+/// A paid call without a usable `Idempotency-Key` (16–128 of `[A-Za-z0-9_-]`).
+#[derive(Debug, Clone, Copy)]
+struct IdempotencyKeyInvalid;
+
+impl ClosedError for IdempotencyKeyInvalid {
+    fn code(&self) -> &'static str {
+        "idempotency_key_invalid"
+    }
+    fn status(&self) -> u16 {
+        400
+    }
+    fn message(&self) -> &'static str {
+        "paid routes require an Idempotency-Key header of 16-128 characters [A-Za-z0-9_-]"
+    }
+}
+
 /// The free allowance is spent or the call came too early.
 #[derive(Debug, Clone, Copy)]
 struct FreeTierSpent {
@@ -180,7 +196,9 @@ async fn handle(
                 .filter(|c| is_solana_address(c))
                 .ok_or(CallerInvalid)?;
             let now = now_ms();
-            spend_allowance(env, family, &caller, now).await?;
+            if let Some(spent) = spend_allowance(env, family, &caller, now).await? {
+                return free_tier_refusal(&req, env, family, &spent).await;
+            }
             let signer = config::signer(env)?;
             let started = now_ms();
             let report = families::precheck(&parsed, now)?;
@@ -188,12 +206,92 @@ async fn handle(
             count_free_use(env, ctx, family, now);
             respond::signed(200, report, &signer).map_err(internal)
         }
-        Handler::Paid(_) => {
+        Handler::Paid(op) => {
             let body = intake(route, &mut req).await?;
-            let _parsed = families::parse(route.handler, &body)?;
-            Err(Box::new(EdgeError::NotCovered))
+            let parsed = families::parse(route.handler, &body)?;
+            drop(body);
+            let key = req.headers().get("idempotency-key").ok().flatten();
+            if op == PaidOp::BudgetPack {
+                // The contract's own code for a missing or malformed key, still free.
+                crate::engine::budget_pack::check_idempotency_key(key.as_deref())?;
+            }
+            let key = key
+                .filter(|k| crate::engine::payment::is_valid_idempotency_key(k))
+                .ok_or(IdempotencyKeyInvalid)?;
+            paid(route, op, &req, env, &parsed, &key).await
         }
     }
+}
+
+/// The paid pipeline after free validation: payment gate (local checks, guard claim, facilitator
+/// verify) → engine → settle only when the result is chargeable → ledger row → delivered → 200 with
+/// `PAYMENT-RESPONSE`. Anything not delivered releases the claim; nothing is settled for it.
+async fn paid(
+    route: &Route,
+    op: PaidOp,
+    req: &Request,
+    env: &Env,
+    parsed: &families::Parsed,
+    key: &str,
+) -> std::result::Result<Response, Refused> {
+    let internal = |_: worker::Error| -> Refused { Box::new(EdgeError::Internal) };
+    let family = op.family();
+    let signer = config::signer(env)?;
+    let price = price_units(env, op);
+    let claim = match payment::gate(req, env, route.path, price, key)
+        .await
+        .map_err(internal)?
+    {
+        payment::Gate::Challenge(r) | payment::Gate::Refused(r) | payment::Gate::Replay(r) => {
+            return Ok(r)
+        }
+        payment::Gate::Proceed(claim) => claim,
+    };
+    let now = now_ms();
+    let outcome = families::run(parsed, now);
+    metrics::engine_latency(now_ms().saturating_sub(now));
+    let delivery = match outcome {
+        Ok(delivery) if delivery.chargeable => delivery,
+        Ok(unpaid) => {
+            // Could-not-measure: delivered, signed, and not charged.
+            let _ = payment::release(env, *claim).await;
+            return respond::signed(unpaid.status, unpaid.report, &signer).map_err(internal);
+        }
+        Err(refused) => {
+            let _ = payment::release(env, *claim).await;
+            return Err(refused);
+        }
+    };
+    let settled = match payment::settle(env, &claim).await {
+        Ok(settled) => settled,
+        Err(response) => {
+            metrics::payment(family.id(), "failed");
+            return Ok(response);
+        }
+    };
+    metrics::payment(family.id(), "settled");
+    let facts = ledger::PaymentFacts {
+        payer: settled.payer.clone(),
+        ts_ms: now,
+        price_usdc_units: settled.price_units,
+        tx_sig: settled.tx_sig.clone(),
+        fee_lamports: settled.fee_lamports,
+        house: settled.house,
+    };
+    if ledger::record(env, family, &facts, &delivery.ledger)
+        .await
+        .is_err()
+    {
+        // The payer has paid: the result is still delivered; the gap shows in the metrics.
+        metrics::payment(family.id(), "ledger_failed");
+    }
+    let _ = payment::delivered(env, &claim).await;
+    let mut response =
+        respond::signed(delivery.status, delivery.report, &signer).map_err(internal)?;
+    let _ = response
+        .headers_mut()
+        .set("payment-response", &settled.payment_response_header);
+    Ok(response)
 }
 
 /// Content-Type check and capped body read for a POST route.
@@ -204,13 +302,71 @@ async fn intake(route: &Route, req: &mut Request) -> std::result::Result<Vec<u8>
     Ok(body::read_capped(req, families::body_cap(route.handler)).await?)
 }
 
-/// Asks the (family, wallet) Allowance object for one free call.
+/// The paid op a family's free check upgrades to.
+fn paid_op_of(family: Family) -> PaidOp {
+    match family {
+        Family::TokenEfficiency => PaidOp::TokenEfficiencyBudget,
+        Family::ContextComposition => PaidOp::CompositionAudit,
+        Family::BudgetPack => PaidOp::BudgetPack,
+        Family::TokenOpt => PaidOp::TokenOptLevers,
+    }
+}
+
+/// 402 for a spent free allowance, carrying the paid route's `PAYMENT-REQUIRED` challenge. The
+/// challenge's memo binds the request's Idempotency-Key when it sent a valid one; otherwise a fresh
+/// key is drawn and returned in the body, to be sent with the paid call.
+async fn free_tier_refusal(
+    req: &Request,
+    env: &Env,
+    family: Family,
+    spent: &FreeTierSpent,
+) -> std::result::Result<Response, Refused> {
+    let internal = |_: worker::Error| -> Refused { Box::new(EdgeError::Internal) };
+    let op = paid_op_of(family);
+    let paid_path = routes::ROUTES
+        .iter()
+        .find(|r| r.handler == Handler::Paid(op))
+        .map_or("", |r| r.path);
+    let sent = req
+        .headers()
+        .get("idempotency-key")
+        .ok()
+        .flatten()
+        .filter(|k| crate::engine::payment::is_valid_idempotency_key(k));
+    let (key, drawn) = match sent {
+        Some(k) => (k, false),
+        None => (fresh_idempotency_key()?, true),
+    };
+    let challenge = payment::challenge(req, env, paid_path, price_units(env, op), &key)
+        .await
+        .map_err(internal)?;
+    let mut body = respond::refusal_body(spent, false);
+    body["paid_route"] = Value::from(paid_path);
+    if drawn {
+        body["idempotency_key"] = Value::from(key);
+    }
+    let mut response = respond::json(402, &body).map_err(internal)?;
+    if let Ok(Some(required)) = challenge.headers().get("payment-required") {
+        let _ = response.headers_mut().set("payment-required", &required);
+    }
+    Ok(response)
+}
+
+/// 32 random characters of `[0-9a-f]` from the runtime's CSPRNG.
+fn fresh_idempotency_key() -> std::result::Result<String, Refused> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|_| Box::new(EdgeError::Internal) as Refused)?;
+    Ok(crate::engine::sign::hex(&bytes))
+}
+
+/// Asks the (family, wallet) Allowance object for one free call: `None` when it is free,
+/// `Some(why)` when the allowance refuses it.
 async fn spend_allowance(
     env: &Env,
     family: Family,
     caller: &str,
     now: u64,
-) -> std::result::Result<(), Refused> {
+) -> std::result::Result<Option<FreeTierSpent>, Refused> {
     let limits = Limits {
         per_day: config::var_u64(env, "FREE_PER_DAY", 100) as u32,
         min_interval_ms: config::var_u64(env, "FREE_MIN_INTERVAL_MS", 5_000),
@@ -232,14 +388,14 @@ async fn spend_allowance(
         .map_err(unavailable)?;
     let decision: Decision = answer.json().await.map_err(unavailable)?;
     match decision {
-        Decision::Allowed { .. } => Ok(()),
+        Decision::Allowed { .. } => Ok(None),
         Decision::Exhausted { .. } => {
             metrics::free_tier_exhausted(family.id());
-            Err(Box::new(FreeTierSpent { wait_ms: 0 }))
+            Ok(Some(FreeTierSpent { wait_ms: 0 }))
         }
         Decision::TooSoon { wait_ms } => {
             metrics::free_tier_exhausted(family.id());
-            Err(Box::new(FreeTierSpent {
+            Ok(Some(FreeTierSpent {
                 wait_ms: wait_ms.max(1),
             }))
         }

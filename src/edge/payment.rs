@@ -19,7 +19,7 @@ use crate::engine::payment::{
     CheckedPayment, PaymentConfig, PaymentError, SettleOutcome,
 };
 use crate::engine::ClosedError;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::cell::RefCell;
 use worker::{
     wasm_bindgen::JsValue, Date, Env, Fetch, Headers, Method, Request, RequestInit, Response,
@@ -92,25 +92,12 @@ fn now_ms() -> u64 {
 
 /// Closed JSON body of a payment refusal. `consumed` is false for every refusal before settlement.
 pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
-    let mut figures = Map::new();
-    for (name, value) in error.figures() {
-        figures.insert(name.into(), json!(value));
+    // The one refusal shape of the service: {code, message, <figures>, payment}.
+    let mut body = crate::edge::respond::refusal_body(error, !consumed);
+    if consumed {
+        body["payment"] = Value::from("settled");
     }
-    json!({
-        "error": {
-            "code": error.code(),
-            "message": error.message(),
-            "figures": figures,
-        },
-        "payment": {
-            "consumed": consumed,
-            "note": if consumed {
-                "The payment was settled."
-            } else {
-                "The payment was not verified, settled or consumed; nothing moved."
-            },
-        },
-    })
+    body
 }
 
 fn json_response(status: u16, body: &Value, headers: &[(&str, String)]) -> Result<Response> {

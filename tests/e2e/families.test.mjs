@@ -8,14 +8,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startWorker, wallet, d1, ROOT } from './lib/worker.mjs';
 import { verifyReport } from '../../corpus/verify.mjs';
+import { startSvm } from '../x402/stack.mjs';
+import { startFacilitator } from '../x402/facilitator.mjs';
+import { SVM_PORT, FACILITATOR_PORT } from '../x402/wallets.mjs';
 
 let w;
 let key;
+let svm;
+let facilitator;
 before(async () => {
+  // A challenge names the facilitator's fee payer, so the local VM and facilitator run too.
+  svm = await startSvm({ port: SVM_PORT });
+  facilitator = await startFacilitator({ port: FACILITATOR_PORT, rpcUrl: svm.url, quiet: true });
   w = await startWorker({ port: 8831, vars: { FREE_MIN_INTERVAL_MS: '0' } });
   key = (await (await fetch(w.url + '/')).json()).signing.public_key;
 });
-after(async () => { await w?.stop(); });
+after(async () => { await w?.stop(); await facilitator?.close(); await svm?.stop(); });
 
 const post = (path, body, headers = {}) => fetch(w.url + path, {
   method: 'POST', headers: { 'content-type': 'application/json', ...headers },

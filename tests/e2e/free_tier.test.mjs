@@ -56,9 +56,15 @@ test('a call inside the interval is 402; 50 concurrent calls let exactly one thr
   assert.equal(body.code, 'free_tier_too_early');
   assert.ok(body.retry_after_ms > 0 && body.retry_after_ms <= 5000);
 
-  const burst = await Promise.all(Array.from({ length: 50 }, () => precheck(spaced.url, wallet(4))));
-  const statuses = burst.map((r) => r.status);
-  await Promise.all(burst.map((r) => r.arrayBuffer()));
+  // 50 at once. On this small machine the dev proxy may drop a connection under the burst; a dropped
+  // request is re-sent afterwards (it must then be refused too), so the count of passes stays exact.
+  const burst = await Promise.allSettled(Array.from({ length: 50 }, () => precheck(spaced.url, wallet(4))));
+  const statuses = [];
+  for (const r of burst) {
+    const res = r.status === 'fulfilled' ? r.value : await precheck(spaced.url, wallet(4));
+    statuses.push(res.status);
+    await res.arrayBuffer();
+  }
   assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(','));
   assert.equal(statuses.filter((s) => s === 402).length, 49);
 });

@@ -3,7 +3,8 @@
 // afterwards; at the end the merchant must have received exactly price × delivered calls.
 //
 // Environment (defaults in brackets):
-//   WORKER_URL          the worker, e.g. http://127.0.0.1:8787 (the suite is skipped without it)
+//   WORKER_URL          a running worker, e.g. http://127.0.0.1:8787; without it the suite starts its own
+//                       under wrangler dev (local D1 + DOs) and also checks the D1 ledger
 //   SVM_PORT [8899], FACILITATOR_PORT [8790]   must match the worker's FACILITATOR_URL
 //   E2E_ROUTE_A [/token-efficiency/budget], E2E_ROUTE_ID_A [token-efficiency/budget],
 //   E2E_BODY_A [{"payload":"{\"a\":1}","budget_tokens":100}], E2E_PRICE_A [20000]
@@ -18,15 +19,25 @@ import { startFacilitator } from "./facilitator.mjs";
 import { payingFetch, createPaymentHeader } from "./client.mjs";
 import { craftPaymentHeader } from "./craft.mjs";
 import { SVM_PORT, FACILITATOR_PORT } from "./wallets.mjs";
+import { startWorker, d1 } from "../e2e/lib/worker.mjs";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../e2e/lib/worker.mjs";
 
-const WORKER = process.env.WORKER_URL;
+let WORKER = process.env.WORKER_URL;
+let ownWorker = null;
 const A = {
   path: process.env.E2E_ROUTE_A ?? "/token-efficiency/budget",
   body: process.env.E2E_BODY_A ?? JSON.stringify({ payload: JSON.stringify({ a: 1 }), budget_tokens: 100 }),
   price: BigInt(process.env.E2E_PRICE_A ?? 20000),
 };
-const B = process.env.E2E_ROUTE_B ? { path: process.env.E2E_ROUTE_B, body: process.env.E2E_BODY_B ?? "{}" } : null;
-const skip = WORKER ? false : "WORKER_URL not set";
+// Route B defaults to the budget-pack route at the same price as A (our own worker is started with
+// PRICE_CONTEXT_BUDGET_PACK = A's price), so only the memo binding can stop a cross-route spend.
+const packExample = () => JSON.stringify(JSON.parse(readFileSync(join(ROOT, "..", "shared", "spec", "context-budget-pack.contract.json"), "utf8")).exampleInput);
+const B = process.env.E2E_ROUTE_B
+  ? { path: process.env.E2E_ROUTE_B, body: process.env.E2E_BODY_B ?? "{}" }
+  : process.env.WORKER_URL ? null : { path: "/v1/x402/context-budget-pack", body: packExample() };
+const skip = false;
 
 let svm, facilitator, svmUrl, merchant;
 let delivered = 0n;
@@ -62,13 +73,17 @@ async function assertNothingMoved(before, what) {
 async function assertRefusedUnconsumed(res, status, what) {
   assert.equal(res.status, status, what);
   const body = await res.json();
-  assert.equal(typeof body.error?.code, "string", what);
-  if (status !== 409) assert.equal(body.payment?.consumed, false, what);
+  assert.equal(typeof body.code, "string", what);
+  assert.equal(typeof body.message, "string", what);
+  if (status !== 409) assert.equal(body.payment, "not verified, not consumed", what);
   return body;
 }
 
 before(async () => {
-  if (skip) return;
+  if (!WORKER) {
+    ownWorker = await startWorker({ port: 8841, vars: { PRICE_CONTEXT_BUDGET_PACK: String(A.price) } });
+    WORKER = ownWorker.url;
+  }
   if (process.env.E2E_START_SVM !== "0") {
     svm = await startSvm({ port: SVM_PORT });
     svmUrl = svm.url;
@@ -81,9 +96,9 @@ before(async () => {
 });
 
 after(async () => {
-  if (skip) return;
   await facilitator?.close();
   await svm?.stop();
+  await ownWorker?.stop();
 });
 
 test("unpaid call → 402 with an x402 v2 challenge bound to route and key", { skip }, async () => {
@@ -226,4 +241,18 @@ test("a payment sent with a malformed body is refused free; nothing moves; the p
 
 test("after the run: the merchant received exactly price × delivered calls", { skip }, async () => {
   assert.equal(await merchantBalance(), startBalance + A.price * delivered);
+});
+
+test("after the run: the ledger has exactly one row per delivered call, payment facts only", { skip: process.env.WORKER_URL ? "external worker" : false }, async () => {
+  const rows = d1(ownWorker.persist, "SELECT * FROM ledger_token_efficiency");
+  assert.equal(BigInt(rows.length), delivered);
+  for (const row of rows) {
+    assert.equal(row.price_usdc_units, Number(A.price));
+    assert.equal(row.cad_pending, 1);
+    assert.equal(row.house, 0);
+    assert.match(row.tx_sig, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    assert.ok(row.fee_lamports >= 5000);
+    assert.match(row.verdict, /^PAYLOAD BUDGET — payload tokens: \d+ — effective budget: 100 — FITS — /);
+  }
+  assert.equal(new Set(rows.map((r) => r.tx_sig)).size, rows.length);
 });
