@@ -185,10 +185,17 @@ fn string_list(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly).
+/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly); `3.0` is the
+/// integer 3, as JavaScript reads it.
 fn count_value(value: &Value) -> Option<usize> {
-    let n = value.as_u64()?;
-    (n <= 1 << 53).then_some(n as usize)
+    const LIMIT: u64 = 1 << 53;
+    match value.as_u64() {
+        Some(n) => (n <= LIMIT).then_some(n as usize),
+        None => {
+            let x = value.as_f64()?;
+            (x >= 0.0 && x.fract() == 0.0 && x <= LIMIT as f64).then_some(x as usize)
+        }
+    }
 }
 
 /// `x ?? default` reading: absent and null both mean "use the default".
@@ -614,8 +621,8 @@ pub fn parse_toon(body: &[u8]) -> Result<ToonRequest, Refusal> {
     }
     match map.get("indent_size") {
         None | Some(Value::Null) => {}
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=MAX_INDENT_SIZE).contains(&n) => options.indent_size = n as usize,
+        Some(v) => match count_value(v) {
+            Some(n) if (1..=MAX_INDENT_SIZE as usize).contains(&n) => options.indent_size = n,
             _ => return Err(Refusal::ToonOptionsInvalid),
         },
     }
