@@ -436,8 +436,17 @@ fn measurement_report(m: &Measurement) -> Value {
     })
 }
 
+/// A double as JSON the way JavaScript would print it: integral values as integers (`1`, not `1.0`).
+fn js_value(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() <= (1u64 << 53) as f64 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
 fn chunk_ref(c: &Chunk) -> Value {
-    json!({ "id": c.id, "category": c.category, "score": c.score })
+    json!({ "id": c.id, "category": c.category, "score": js_value(c.score) })
 }
 
 /// The paid levers op: runs every requested lever, measures each, applies the gate.
@@ -454,10 +463,9 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
         let out = levers::c9_filter(&c9.candidates, &c9.per_category, c9.query.as_deref());
         let m = levers::measure_c9(&c9.candidates, &out);
         let lines: Vec<Value> = out
-            .context
-            .split('\n')
-            .filter(|_| !out.selected.is_empty())
-            .map(|l| json!(l))
+            .selected
+            .iter()
+            .map(|&i| json!(levers::build_context(&c9.candidates, &[i])))
             .collect();
         outputs.insert(
             "c9".into(),
@@ -465,7 +473,7 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
                 "signal": out.signal.as_str(),
                 "notice": out.notice,
                 "recall": {
-                    "value": out.recall(),
+                    "value": js_value(out.recall()),
                     "eligible_selected": out.eligible_selected,
                     "eligible": out.eligible_total,
                 },

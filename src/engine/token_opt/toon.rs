@@ -730,7 +730,7 @@ mod tests {
         use crate::engine::canonical::js_number;
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut doubles = vec![
-            1424953923781206.25,
+            f64::from_bits(0x4314_3ff3_c1cb_0959),
             1e21,
             1e-7,
             0.1,
