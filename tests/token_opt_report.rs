@@ -101,3 +101,33 @@ fn truncation_and_schema_report_itemised_overhead_and_labelled_estimates() {
     assert_eq!(ledger[4].1, LedgerValue::Int(2));
     assert_eq!(ledger[10].1, LedgerValue::Null);
 }
+
+#[test]
+fn the_criteria_cite_the_pinned_corpora() {
+    use context_meter::engine::token_opt::{
+        criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256,
+    };
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/token-opt");
+    for (file, pin) in [
+        ("levers-corpus.json", LEVERS_CORPUS_SHA256),
+        ("toon-crosscheck.json", TOON_CROSSCHECK_SHA256),
+    ] {
+        let corpus: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        assert_eq!(corpus["sha256"], pin, "{file}");
+        assert_eq!(
+            corpus["cases"].as_array().unwrap().len() as u64,
+            if file.starts_with("levers") {
+                430
+            } else {
+                1500
+            }
+        );
+    }
+    let c = criteria();
+    assert_eq!(c["corpus"]["levers"]["sha256"], LEVERS_CORPUS_SHA256);
+    assert_eq!(
+        c["corpus"]["toon_crosscheck"]["sha256"],
+        TOON_CROSSCHECK_SHA256
+    );
+}

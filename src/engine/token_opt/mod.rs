@@ -13,7 +13,7 @@ pub mod json_js;
 pub mod levers;
 pub mod toon;
 
-pub use criteria::criteria;
+pub use criteria::{criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256};
 
 use crate::engine::time::iso8601_millis;
 use crate::engine::{ClosedError, Delivery, LedgerValue};
