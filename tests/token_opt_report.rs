@@ -131,3 +131,28 @@ fn the_criteria_cite_the_pinned_corpora() {
         TOON_CROSSCHECK_SHA256
     );
 }
+
+#[test]
+fn a_body_near_the_cap_of_distinct_categories_runs_the_fallback_over_every_chunk() {
+    // 2,500 low-score chunks, each its own category: everything falls under the cutoff, the query
+    // matches every chunk, so the fallback keeps each chunk (top-3 of a one-chunk category).
+    let candidates: Vec<Value> = (0..2500)
+        .map(|i| json!({"id": format!("c{i}"), "category": format!("cat{i}"), "score": 0.1, "text": format!("shared term {i}")}))
+        .collect();
+    let body = json!({"c9": {"candidates": candidates, "query": "shared"}});
+    assert!(body.to_string().len() < context_meter::engine::token_opt::LEVERS_BODY_CAP);
+    let started = std::time::Instant::now();
+    let (r, _) = run(body);
+    let c9 = &r["outputs"]["c9"];
+    assert_eq!(c9["signal"], "fallback-relative");
+    assert_eq!(
+        c9["counts"],
+        json!({"candidates": 2500, "selected": 2500, "dropped": 0})
+    );
+    assert_eq!(c9["recall"]["value"], 1);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+}
