@@ -12,6 +12,12 @@ use serde_json::{json, Value};
 
 /// The tokenizer every token figure is counted under.
 pub const TOKENIZER_ID: &str = "cl100k_base/gpt-tokenizer@4.0.0/data-sha256:223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
+/// Pin of corpus/token-opt/levers-corpus.json (JCS SHA-256 without its `sha256` member).
+pub const LEVERS_CORPUS_SHA256: &str =
+    "70886f328d9af4e57b81dd20482779dca92b8216d237a1a186a66b99f8fa9d4b";
+/// Pin of corpus/token-opt/toon-crosscheck.json.
+pub const TOON_CROSSCHECK_SHA256: &str =
+    "00e010da91eb23f1ec3183885ab4354aff1cf629e738a1007696825d6f4c28af";
 /// The TOON specification version the encoder targets.
 pub const TOON_SPEC: &str = "toon-spec 4.0 (working draft, samples/toon-spec/SPEC.md); reference implementation @toon-format/toon 4.4.0";
 
@@ -59,6 +65,14 @@ pub fn criteria() -> Value {
         "ops": ["levers", "toon"],
         "ops_not_offered": ["tools-ceiling"],
         "source": "Derived from the TypeScript reference module pantheon-opencode src/pantheon/token-opt.ts (1.5.0-beta.2; spec/token-opt.reference.ts.diff): its levers' selection, filtering, truncation and slimming rules are reproduced case by case; its chars/4 estimate is replaced by exact token counts and printed beside them.",
+        "corpus": {
+            "levers": { "id": "token-opt-levers-corpus/v1", "sha256": LEVERS_CORPUS_SHA256, "cases": 430,
+                        "derivation": "expected behaviour produced by running the reference module itself; token figures by gpt-tokenizer" },
+            "toon_crosscheck": { "id": "token-opt-toon-crosscheck/v1", "sha256": TOON_CROSSCHECK_SHA256, "cases": 1500,
+                                 "derivation": "expected TOON produced by @toon-format/toon 4.4.0; token figures by gpt-tokenizer" },
+            "toon_fixtures": "the specification's official encode fixtures (138 cases), read unchanged",
+            "pin_definition": "sha256 = SHA-256 of the RFC 8785 canonical form of the corpus object without its sha256 member."
+        },
         "tokenizer": {
             "id": TOKENIZER_ID,
             "encoding": "cl100k_base",

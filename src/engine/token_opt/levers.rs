@@ -13,6 +13,7 @@ use crate::engine::canonical::js_number;
 use crate::engine::tokenizer;
 use regex::Regex;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 
@@ -183,23 +184,25 @@ impl C9Outcome {
     }
 }
 
-fn config_for<'a>(
-    per_category: &'a [(String, CategoryConfig)],
-    category: &str,
-) -> Option<&'a CategoryConfig> {
+/// Each category's override, by name.
+fn config_index(per_category: &[(String, CategoryConfig)]) -> HashMap<&str, CategoryConfig> {
     per_category
         .iter()
-        .find(|(c, _)| c == category)
-        .map(|(_, cfg)| cfg)
+        .map(|(c, cfg)| (c.as_str(), *cfg))
+        .collect()
 }
 
 /// Chunks grouped by category in first-appearance order, each group in submitted order.
 fn group_by_category(chunks: &[Chunk]) -> Vec<(&str, Vec<usize>)> {
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut position: HashMap<&str, usize> = HashMap::new();
     for (i, chunk) in chunks.iter().enumerate() {
-        match groups.iter_mut().find(|(c, _)| *c == chunk.category) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((&chunk.category, vec![i])),
+        match position.get(chunk.category.as_str()) {
+            Some(&g) => groups[g].1.push(i),
+            None => {
+                position.insert(&chunk.category, groups.len());
+                groups.push((&chunk.category, vec![i]));
+            }
         }
     }
     groups
@@ -212,13 +215,12 @@ pub fn c9_filter(
     query: Option<&str>,
 ) -> C9Outcome {
     let groups = group_by_category(chunks);
+    let configs = config_index(per_category);
     let mut selected = Vec::new();
     let mut dropped = Vec::new();
     let (mut eligible_total, mut eligible_selected) = (0, 0);
     for (category, members) in &groups {
-        let config = config_for(per_category, category)
-            .copied()
-            .unwrap_or_default();
+        let config = configs.get(category).copied().unwrap_or_default();
         let top_k = config.top_k.unwrap_or(C9_DEFAULT_TOP_K);
         let cutoff = config.cutoff.unwrap_or(C9_DEFAULT_CUTOFF);
         let mut eligible: Vec<usize> = members
@@ -262,7 +264,7 @@ pub fn c9_filter(
         let fallback = if query_terms.is_empty() {
             Vec::new()
         } else {
-            relative_lexical_selection(chunks, &groups, per_category, &query_terms)
+            relative_lexical_selection(chunks, &groups, &configs, &query_terms)
         };
         if !fallback.is_empty() {
             notice = Some(format!(
@@ -272,11 +274,11 @@ pub fn c9_filter(
                 fallback.len(),
                 query_terms.len()
             ));
+            let mut is_selected = vec![false; chunks.len()];
+            fallback.iter().for_each(|&i| is_selected[i] = true);
+            dropped = (0..chunks.len()).filter(|&i| !is_selected[i]).collect();
             selected = fallback;
             signal = Signal::FallbackRelative;
-            dropped = (0..chunks.len())
-                .filter(|i| !selected.contains(i))
-                .collect();
         } else if !js_trim(query).is_empty() {
             signal = Signal::Nonsense;
             notice = Some(
@@ -302,12 +304,13 @@ pub fn c9_filter(
 fn relative_lexical_selection(
     chunks: &[Chunk],
     groups: &[(&str, Vec<usize>)],
-    per_category: &[(String, CategoryConfig)],
+    configs: &HashMap<&str, CategoryConfig>,
     query_terms: &[String],
 ) -> Vec<usize> {
     let mut selected = Vec::new();
     for (category, members) in groups {
-        let top_k = config_for(per_category, category)
+        let top_k = configs
+            .get(category)
             .and_then(|c| c.top_k)
             .unwrap_or(C9_DEFAULT_TOP_K);
         let max_score = members

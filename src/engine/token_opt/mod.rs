@@ -13,7 +13,7 @@ pub mod json_js;
 pub mod levers;
 pub mod toon;
 
-pub use criteria::criteria;
+pub use criteria::{criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256};
 
 use crate::engine::time::iso8601_millis;
 use crate::engine::{ClosedError, Delivery, LedgerValue};
@@ -185,10 +185,17 @@ fn string_list(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly).
+/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly); `3.0` is the
+/// integer 3, as JavaScript reads it.
 fn count_value(value: &Value) -> Option<usize> {
-    let n = value.as_u64()?;
-    (n <= 1 << 53).then_some(n as usize)
+    const LIMIT: u64 = 1 << 53;
+    match value.as_u64() {
+        Some(n) => (n <= LIMIT).then_some(n as usize),
+        None => {
+            let x = value.as_f64()?;
+            (x >= 0.0 && x.fract() == 0.0 && x <= LIMIT as f64).then_some(x as usize)
+        }
+    }
 }
 
 /// `x ?? default` reading: absent and null both mean "use the default".
@@ -429,8 +436,17 @@ fn measurement_report(m: &Measurement) -> Value {
     })
 }
 
+/// A double as JSON the way JavaScript would print it: integral values as integers (`1`, not `1.0`).
+fn js_value(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() <= (1u64 << 53) as f64 {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
 fn chunk_ref(c: &Chunk) -> Value {
-    json!({ "id": c.id, "category": c.category, "score": c.score })
+    json!({ "id": c.id, "category": c.category, "score": js_value(c.score) })
 }
 
 /// The paid levers op: runs every requested lever, measures each, applies the gate.
@@ -447,10 +463,9 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
         let out = levers::c9_filter(&c9.candidates, &c9.per_category, c9.query.as_deref());
         let m = levers::measure_c9(&c9.candidates, &out);
         let lines: Vec<Value> = out
-            .context
-            .split('\n')
-            .filter(|_| !out.selected.is_empty())
-            .map(|l| json!(l))
+            .selected
+            .iter()
+            .map(|&i| json!(levers::build_context(&c9.candidates, &[i])))
             .collect();
         outputs.insert(
             "c9".into(),
@@ -458,7 +473,7 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
                 "signal": out.signal.as_str(),
                 "notice": out.notice,
                 "recall": {
-                    "value": out.recall(),
+                    "value": js_value(out.recall()),
                     "eligible_selected": out.eligible_selected,
                     "eligible": out.eligible_total,
                 },
@@ -614,8 +629,8 @@ pub fn parse_toon(body: &[u8]) -> Result<ToonRequest, Refusal> {
     }
     match map.get("indent_size") {
         None | Some(Value::Null) => {}
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=MAX_INDENT_SIZE).contains(&n) => options.indent_size = n as usize,
+        Some(v) => match count_value(v) {
+            Some(n) if (1..=MAX_INDENT_SIZE as usize).contains(&n) => options.indent_size = n,
             _ => return Err(Refusal::ToonOptionsInvalid),
         },
     }
