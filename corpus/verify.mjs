@@ -3,6 +3,8 @@
 //
 //   node corpus/verify.mjs report.json --key <base64 public key>
 //   node corpus/verify.mjs report.json --url http://127.0.0.1:8787     (fetches the key from GET /)
+//   ... --detached <Report-Signature header value>   (context-budget-pack: the body is byte-exact to its
+//                                                      contract, so the signature travels in a header)
 //
 // A report verifies when `signature.sig` is an Ed25519 signature, by the key whose id is
 // `signature.key_id` (first 16 hex of sha256(public key)), over the JCS bytes of the report
@@ -26,9 +28,11 @@ export function keyId(publicKeyB64) {
   return createHash('sha256').update(Buffer.from(publicKeyB64, 'base64')).digest('hex').slice(0, 16);
 }
 
-/** Returns null when `report` verifies under `publicKeyB64`, else a short reason. */
-export function verifyReport(report, publicKeyB64) {
+/** Returns null when `report` verifies under `publicKeyB64`, else a short reason. A detached
+ * signature (the `Report-Signature` header value) may be given instead of a `signature` member. */
+export function verifyReport(report, publicKeyB64, detached) {
   if (!report || typeof report !== 'object' || Array.isArray(report)) return 'not an object';
+  if (detached) report = { ...report, signature: JSON.parse(Buffer.from(detached, 'base64').toString('utf8')) };
   const sig = report.signature;
   if (!sig || sig.alg !== 'Ed25519') return 'no Ed25519 signature';
   if (sig.key_id !== keyId(publicKeyB64)) return 'key_id does not match the key';
@@ -45,13 +49,14 @@ async function main(argv) {
   const file = argv[0];
   const flag = argv[1];
   const arg = argv[2];
+  const detached = argv[3] === '--detached' ? argv[4] : undefined;
   if (!file || !['--key', '--url'].includes(flag) || !arg) {
-    console.error('usage: node corpus/verify.mjs REPORT.json (--key BASE64 | --url URL)');
+    console.error('usage: node corpus/verify.mjs REPORT.json (--key BASE64 | --url URL) [--detached SIGNATURE]');
     return 2;
   }
   let key = arg;
   if (flag === '--url') key = (await (await fetch(new URL('/', arg))).json()).signing.public_key;
-  const reason = verifyReport(JSON.parse(readFileSync(file, 'utf8')), key);
+  const reason = verifyReport(JSON.parse(readFileSync(file, 'utf8')), key, detached);
   console.log(reason === null ? `valid (key_id ${keyId(key)})` : `INVALID: ${reason}`);
   return reason === null ? 0 : 1;
 }

@@ -17,5 +17,5 @@ echo "== wasm release build"
 bash scripts/build.sh >target/worker-build.log 2>&1 || { tail -50 target/worker-build.log; exit 1; }
 ls -l build/worker/*.wasm 2>/dev/null || true
 echo "== end-to-end (wrangler dev, local D1 + Durable Objects)"
-mapfile -t e2e < <(ls tests/e2e/*.test.mjs)
+mapfile -t e2e < <(ls tests/e2e/*.test.mjs tests/x402/*.test.mjs)
 node --test --test-concurrency=1 "${e2e[@]}"

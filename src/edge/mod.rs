@@ -204,7 +204,7 @@ async fn handle(
             let report = families::precheck(&parsed, now)?;
             metrics::engine_latency(now_ms().saturating_sub(started));
             count_free_use(env, ctx, family, now);
-            respond::signed(200, report, &signer).map_err(internal)
+            sign_for(family, 200, report, &signer).map_err(internal)
         }
         Handler::Paid(op) => {
             let body = intake(route, &mut req).await?;
@@ -255,7 +255,7 @@ async fn paid(
         Ok(unpaid) => {
             // Could-not-measure: delivered, signed, and not charged.
             let _ = payment::release(env, *claim).await;
-            return respond::signed(unpaid.status, unpaid.report, &signer).map_err(internal);
+            return sign_for(family, unpaid.status, unpaid.report, &signer).map_err(internal);
         }
         Err(refused) => {
             let _ = payment::release(env, *claim).await;
@@ -287,7 +287,7 @@ async fn paid(
     }
     let _ = payment::delivered(env, &claim).await;
     let mut response =
-        respond::signed(delivery.status, delivery.report, &signer).map_err(internal)?;
+        sign_for(family, delivery.status, delivery.report, &signer).map_err(internal)?;
     let _ = response
         .headers_mut()
         .set("payment-response", &settled.payment_response_header);
@@ -300,6 +300,21 @@ async fn intake(route: &Route, req: &mut Request) -> std::result::Result<Vec<u8>
         return Err(Box::new(EdgeError::UnsupportedMediaType));
     }
     Ok(body::read_capped(req, families::body_cap(route.handler)).await?)
+}
+
+/// Signs a family's report: in the body, or detached into `Report-Signature` where the family's
+/// published output schema is closed (context-budget-pack), so the body stays byte-exact to it.
+fn sign_for(
+    family: Family,
+    status: u16,
+    report: serde_json::Map<String, Value>,
+    signer: &crate::engine::sign::ReportSigner,
+) -> Result<Response> {
+    if family == Family::BudgetPack {
+        respond::signed_detached(status, report, signer)
+    } else {
+        respond::signed(status, report, signer)
+    }
 }
 
 /// The paid op a family's free check upgrades to.

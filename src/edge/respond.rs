@@ -33,6 +33,28 @@ pub fn signed(
     json(status, &Value::Object(report))
 }
 
+/// Answers `report` byte for byte as the engine built it, with the signature detached into the
+/// `Report-Signature` header (base64 of the `{alg, key_id, sig}` JSON) over the same JCS bytes. Used
+/// where a published output schema is closed (context-budget-pack's `additionalProperties: false`).
+pub fn signed_detached(
+    status: u16,
+    report: Map<String, Value>,
+    signer: &ReportSigner,
+) -> Result<Response> {
+    use base64::{engine::general_purpose::STANDARD, Engine as _};
+    let mut signed = report.clone();
+    signer.sign(&mut signed);
+    let signature = signed
+        .get(crate::engine::sign::SIGNATURE_MEMBER)
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut response = json(status, &Value::Object(report))?;
+    response
+        .headers_mut()
+        .set("report-signature", &STANDARD.encode(signature.to_string()))?;
+    Ok(response)
+}
+
 /// The static 404 for anything the route table does not hold.
 pub fn not_covered() -> Result<Response> {
     Ok(Response::from_bytes(b"NOT COVERED".to_vec())?

@@ -79,7 +79,11 @@ test('budget-pack preflight takes the free-tier wallet from X-Caller and is sign
   const contract = JSON.parse(readFileSync(join(ROOT, '..', 'shared', 'spec', 'context-budget-pack.contract.json'), 'utf8'));
   const r = await post('/context-budget-pack/preflight', contract.exampleInput, { 'x-caller': wallet(13) });
   assert.equal(r.status, 200);
-  assert.equal(verifyReport(await r.json(), key), null);
+  const detached = r.headers.get('report-signature');
+  const report = await r.json();
+  assert.ok(!('signature' in report), 'the contract body stays closed');
+  assert.equal(verifyReport(report, key, detached), null);
+  assert.notEqual(verifyReport({ ...report, valid: !report.valid }, key, detached), null);
 });
 
 test('malformed bodies are refused free, statically, before any payment is looked at', async () => {

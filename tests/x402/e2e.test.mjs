@@ -124,6 +124,18 @@ test("the official client pays; exactly the price moves; PAYMENT-RESPONSE succes
   delivered += 1n;
 });
 
+test("a paid budget-pack call returns the contract's exampleResponse byte for byte, signature detached", { skip: B && !process.env.E2E_ROUTE_B ? false : "no pack route" }, async () => {
+  const contract = JSON.parse(readFileSync(join(ROOT, "..", "shared", "spec", "context-budget-pack.contract.json"), "utf8"));
+  const before = await merchantBalance();
+  const pay = await payingFetch({ rpcUrl: svmUrl });
+  const res = await pay(WORKER + B.path, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": newKey() }, body: B.body });
+  assert.equal(res.status, 200);
+  assert.ok(res.headers.get("report-signature"));
+  assert.equal(await res.text(), JSON.stringify(contract.exampleResponse));
+  assert.equal(await merchantBalance(), before + A.price);
+  delivered += 1n;
+});
+
 test("replay of a delivered payment → 409, also after restarting the facilitator", { skip }, async () => {
   const key = newKey();
   const { header } = await paymentFor(A, key);
@@ -245,7 +257,10 @@ test("after the run: the merchant received exactly price × delivered calls", { 
 
 test("after the run: the ledger has exactly one row per delivered call, payment facts only", { skip: process.env.WORKER_URL ? "external worker" : false }, async () => {
   const rows = d1(ownWorker.persist, "SELECT * FROM ledger_token_efficiency");
-  assert.equal(BigInt(rows.length), delivered);
+  const packRows = d1(ownWorker.persist, "SELECT * FROM ledger_context_budget_pack");
+  assert.equal(packRows.length, 1);
+  assert.equal(packRows[0].op, "pack");
+  assert.equal(BigInt(rows.length + packRows.length), delivered);
   for (const row of rows) {
     assert.equal(row.price_usdc_units, Number(A.price));
     assert.equal(row.cad_pending, 1);
