@@ -235,13 +235,13 @@ pub fn m04(a: &Analysis) -> Value {
 
 pub fn m05(a: &Analysis) -> Value {
     let mut cells = Vec::new();
-    for p in 0..P_CLASSES.len() {
-        for c in 0..C_CLASSES.len() {
+    for (p, p_name) in P_CLASSES.iter().enumerate() {
+        for (c, c_name) in C_CLASSES.iter().enumerate() {
             let (n, e) = a.class_sum(|f| f.p == p && f.c == c);
             if n > 0 {
                 let mut cell = Map::new();
-                cell.insert("p".into(), json!(P_CLASSES[p]));
-                cell.insert("c".into(), json!(C_CLASSES[c]));
+                cell.insert("p".into(), json!(p_name));
+                cell.insert("c".into(), json!(c_name));
                 cell.extend(a.class_row(n, e));
                 cells.push(Value::Object(cell));
             }

@@ -3,10 +3,10 @@
 //!
 //! Exact, and sub-quadratic in practice: blocks are first collapsed by their M08 normalisation
 //! and then by identical shingle sets (pairs inside one set class are counted arithmetically), and
-//! distinct sets are joined with AllPairs-style prefix filtering under a global rare-first shingle
-//! order (sets sharing Jaccard >= t must share a token within their prefixes of length
-//! |x| - ceil(t|x|) + 1) plus the size filter; every candidate is verified by an exact integer
-//! test 5·|x∩y| >= 4·|x∪y|. A test checks the result against brute force on random data.
+//! distinct sets are joined by PPJoin (prefix, size and positional filtering under a global
+//! rare-first shingle order; see [`join_sets`]); every surviving candidate is verified by the
+//! exact integer test 5·|x∩y| >= 4·|x∪y|. Tests check the result against brute force on random
+//! data.
 
 use std::collections::HashMap;
 
@@ -100,60 +100,108 @@ fn overlap(x: &[u32], y: &[u32]) -> usize {
     n
 }
 
-/// Pairs of distinct sets (indices into `sets`, i < j) with Jaccard >= 0.80, by prefix filtering.
-pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
-    // Global order: document frequency ascending, then id.
-    let mut freq: HashMap<u32, u32> = HashMap::new();
-    for s in sets {
-        for t in s {
-            *freq.entry(*t).or_insert(0) += 1;
+/// |x ∩ y| when it can still reach `needed`; None as soon as the remaining elements cannot.
+fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> Option<usize> {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        if n + (x.len() - i).min(y.len() - j) < needed {
+            return None;
+        }
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
         }
     }
-    let mut order: Vec<u32> = freq.keys().copied().collect();
-    order.sort_unstable_by_key(|t| (freq[t], *t));
-    let rank: HashMap<u32, u32> = order
-        .iter()
-        .enumerate()
-        .map(|(r, t)| (*t, r as u32))
-        .collect();
+    (n >= needed).then_some(n)
+}
+
+/// Pairs of distinct sets (indices into `sets`, i < j) with Jaccard >= 0.80, as
+/// `(i, j, shared, union)`, by PPJoin: sets are processed by ascending size; each probes its
+/// prefix of length |x| - ceil(0.8|x|) + 1 against an index of the earlier sets' prefixes of
+/// length |y| - ceil(8|y|/9) + 1; a candidate is dropped for good when the common tokens seen so
+/// far plus the most that can still follow (positions are comparable because every set is sorted
+/// in the one global order) fall short of the overlap a qualifying pair needs,
+/// ceil(4(|x|+|y|)/9); survivors are verified exactly.
+pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
+    // Global order: document frequency ascending, then id. Shingle ids are dense.
+    let universe = sets.iter().flatten().max().map_or(0, |m| *m as usize + 1);
+    let mut freq = vec![0u32; universe];
+    for t in sets.iter().flatten() {
+        freq[*t as usize] += 1;
+    }
+    let mut order: Vec<u32> = (0..universe as u32).collect();
+    order.sort_unstable_by_key(|t| (freq[*t as usize], *t));
+    let mut rank = vec![0u32; universe];
+    for (r, t) in order.iter().enumerate() {
+        rank[*t as usize] = r as u32;
+    }
     let ranked: Vec<Vec<u32>> = sets
         .iter()
         .map(|s| {
-            let mut r: Vec<u32> = s.iter().map(|t| rank[t]).collect();
+            let mut r: Vec<u32> = s.iter().map(|t| rank[*t as usize]).collect();
             r.sort_unstable();
             r
         })
         .collect();
     let mut by_size: Vec<usize> = (0..sets.len()).collect();
     by_size.sort_by_key(|&i| (ranked[i].len(), i));
-    let mut index: HashMap<u32, Vec<usize>> = HashMap::new();
-    let mut seen = vec![usize::MAX; sets.len()];
+    // index[token rank] = (set, position of the token in that set)
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); universe];
+    const PRUNED: i32 = -1;
+    let mut seen_overlap = vec![0i32; sets.len()];
+    let mut touched: Vec<usize> = Vec::new();
     let mut out = Vec::new();
     for &x in &by_size {
         let xs = &ranked[x];
         let min_size = (4 * xs.len()).div_ceil(5);
-        let prefix = xs.len() - min_size + 1;
-        for t in &xs[..prefix] {
-            if let Some(list) = index.get(t) {
-                for &y in list {
-                    if seen[y] == x || ranked[y].len() < min_size {
-                        continue;
-                    }
-                    seen[y] = x;
-                    let shared = overlap(xs, &ranked[y]);
+        let probe = xs.len() - min_size + 1;
+        for (i, t) in xs[..probe].iter().enumerate() {
+            for &(y, j) in &index[*t as usize] {
+                let (y, j) = (y as usize, j as usize);
+                let ys = &ranked[y];
+                if ys.len() < min_size || seen_overlap[y] == PRUNED {
+                    continue;
+                }
+                let needed = (4 * (xs.len() + ys.len())).div_ceil(9) as i32;
+                let bound = 1 + (xs.len() - i - 1).min(ys.len() - j - 1) as i32;
+                if seen_overlap[y] == 0 {
+                    touched.push(y);
+                }
+                if seen_overlap[y] + bound >= needed {
+                    seen_overlap[y] += 1;
+                } else {
+                    seen_overlap[y] = PRUNED;
+                }
+            }
+        }
+        for &y in &touched {
+            if seen_overlap[y] > 0 {
+                let needed = (4 * (xs.len() + ranked[y].len())).div_ceil(9);
+                if let Some(shared) = overlap_at_least(xs, &ranked[y], needed) {
                     let union = xs.len() + ranked[y].len() - shared;
                     if qualifies(shared, union) {
                         out.push((x.min(y), x.max(y), shared, union));
                     }
                 }
             }
+            seen_overlap[y] = 0;
         }
-        for t in &xs[..prefix] {
-            index.entry(*t).or_default().push(x);
+        touched.clear();
+        let index_prefix = xs.len() - (8 * xs.len()).div_ceil(9) + 1;
+        for (j, t) in xs[..index_prefix].iter().enumerate() {
+            index[*t as usize].push((x as u32, j as u32));
         }
     }
     out
 }
+
+/// Blocks sharing one shingle set: the set and its members (block index, M08 normalisation).
+type SetClass<'a> = (&'a [u32], Vec<(usize, &'a str)>);
 
 /// The M09 result over `(block index, M08 normalisation)` of every block with a non-empty one.
 pub fn near_duplicates<'a>(
@@ -164,7 +212,7 @@ pub fn near_duplicates<'a>(
     let pairable_blocks = sets.len() as u64;
     // Collapse identical shingle sets into classes; inside a class, members group by N.
     let mut class_of: HashMap<&[u32], usize> = HashMap::new();
-    let mut classes: Vec<(&[u32], Vec<(usize, &str)>)> = Vec::new();
+    let mut classes: Vec<SetClass> = Vec::new();
     for (index, n, set) in &sets {
         let next = classes.len();
         let c = *class_of.entry(set.as_slice()).or_insert(next);
