@@ -84,22 +84,6 @@ fn qualifies(shared: usize, union: usize) -> bool {
     5 * shared >= 4 * union
 }
 
-fn overlap(x: &[u32], y: &[u32]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
-}
-
 /// |x ∩ y| when it can still reach `needed`; None as soon as the remaining elements cannot.
 fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> Option<usize> {
     let (mut i, mut j, mut n) = (0, 0, 0);
@@ -295,6 +279,23 @@ pub fn near_duplicates<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exact |x ∩ y| of two sorted sets.
+    fn overlap(x: &[u32], y: &[u32]) -> usize {
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while i < x.len() && j < y.len() {
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    n += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        n
+    }
 
     /// Brute force: every pair of pairable blocks, Jaccard on shingle sets, exact pairs excluded.
     fn brute(blocks: &[(usize, String)]) -> Vec<Pair> {
