@@ -12,7 +12,7 @@ const PUBLISHED: &str =
     include_str!("../../../corpus/context-composition/context-composition-v1.criteria.json");
 
 /// sha256 of the shipped corpus (JCS of corpus.json without its `sha256` member).
-pub const CORPUS_SHA256: &str = "66f4bec220c0a89981d2a453a3276c46a791c7bad96ffae7d5188c93b6bf2d1c";
+pub const CORPUS_SHA256: &str = "5ab1bbbca36ffbfc70bb81f5f7a6e7c437d7f7c49c5b9cf145bb0c9fe2c032bc";
 
 /// The published criteria text, parsed.
 pub fn published() -> &'static Value {
@@ -61,7 +61,7 @@ pub fn class_lists() -> Value {
 
 pub const INTERPRETATION_NOTES: &[&str] = &[
     "Factor to metric mapping: F-1 = M03, F-2 = M04, F-2b = M05, F-3 = M06, F-4 = M08, F-5 = M07, F-6 = M09, F-7 = M10, F-8 = M11, F-9 = M14, F-10 = M12, F-11 = not assessable by design, F-12 = M15; M01, M02 and M13 are always printed.",
-    "Levels: L0 = roles only; L1 = roles plus structural part types (tool call / tool result); L2 = kinds or a tool-schema section present. letta-af is L2. anthropic-messages is L0 for F-1, F-2b and F-9 (PARTIAL); its F-8 is ASSESSABLE when a top-level tools[] is present, else PARTIAL. generic-message-list is L2 when tool_schemas is present or any message has a non-empty kind, L1 when any message has has_args true or role tool, else L0; below L2 F-1, F-2b, F-8 and F-9 are PARTIAL.",
+    "Levels: L0 = roles only; L1 = roles plus structural part types (tool call / tool result); L2 = kinds or a tool-schema section present. letta-af is L2. anthropic-messages is L0 for F-1, F-2b and F-9 (PARTIAL); its F-8 is ASSESSABLE when a top-level tools[] is present, else PARTIAL. generic-message-list is L2 when tool_schemas is present or any message has a non-empty kind, L1 when any message has has_args true or role tool, else L0; below L2 F-1, F-2b, F-8 and F-9 are PARTIAL. Zero rows of structural classes a level cannot show print 'not identifiable at this level': at L0 (and for anthropic-messages) P-TDEF, P-CMPT, P-TCALL, P-TRES, P-RETR; at L1 P-TDEF, P-CMPT, P-RETR.",
     "LIMITED: the measurement line carries LIMITED, and the outcome is measured_limited, whenever any graded factor (F-1..F-10, F-12) is PARTIAL or NOT-ASSESSABLE; the line names each such factor. F-11 never triggers it.",
     "Entries are the record's messages (the schema pseudo-message is not an entry). The single-entry cap applies to the UTF-8 bytes of a message's adapted text, the schema pseudo-message included; over it the audit is could-not-measure R-7 with kind entry_too_large. Over 10,000 entries is R-7 too_many_entries; no message is R-8 zero_entries; no block with a text (a null text is not one; an empty string is) is R-9 nothing_assessable. They are checked in that order.",
     "Block order: the schema pseudo-message blocks first, then the messages in order; block and message indices count from 0 in that order.",

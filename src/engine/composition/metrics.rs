@@ -7,8 +7,7 @@
 //! arithmetic; a zero denominator prints `NOT-ASSESSABLE (zero denominator)`, never 0%.
 
 use super::classify::{
-    measure_block, BlockFacts, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_STRUCTURAL, P_SYS, P_TDEF,
-    P_UNK, P_USER,
+    measure_block, BlockFacts, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_SYS, P_TDEF, P_UNK, P_USER,
 };
 use super::neardup;
 use super::record::SessionRecord;
@@ -202,14 +201,14 @@ pub fn m02(a: &Analysis) -> Value {
     ])
 }
 
-/// M03. `level_below_l2`: zero rows of structural classes print the not-identifiable note.
-pub fn m03(a: &Analysis, level_below_l2: bool) -> Value {
+/// M03. Zero rows of the classes in `unidentifiable` print the not-identifiable note.
+pub fn m03(a: &Analysis, unidentifiable: &[usize]) -> Value {
     let rows = (0..P_CLASSES.len())
         .map(|c| {
             let (n, e) = a.class_sum(|f| f.p == c);
             let mut row = Map::new();
             row.insert("class".into(), json!(P_CLASSES[c]));
-            if n == 0 && level_below_l2 && P_STRUCTURAL.contains(&c) {
+            if n == 0 && unidentifiable.contains(&c) {
                 row.insert("note".into(), json!(NOT_IDENTIFIABLE));
             } else {
                 row.extend(a.class_row(n, e));

@@ -7,7 +7,7 @@
 //! NOT-ASSESSABLE-BY-DESIGN; the measurement line carries LIMITED whenever a graded factor is not
 //! fully assessable; published sentences are printed verbatim from the criteria text.
 
-use super::classify::P_TRES;
+use super::classify::{P_CMPT, P_RETR, P_STRUCTURAL, P_TDEF, P_TRES};
 use super::envelope::{Request, ENVELOPE_VERSION};
 use super::metrics::{self, est, share, Analysis};
 use super::record::{Format, Level};
@@ -113,6 +113,19 @@ pub fn statuses(req: &Request, a: &Analysis) -> Vec<Status> {
         Status::NotAssessableByDesign,
         Status::Assessable,
     ]
+}
+
+/// Structural classes a record of this format and level cannot show: their zero rows print
+/// 'not identifiable at this level'. L1 (roles plus tool call / tool result parts) identifies
+/// P-TCALL and P-TRES.
+pub fn unidentifiable_classes(req: &Request) -> &'static [usize] {
+    const ALL: &[usize] = &P_STRUCTURAL;
+    const AT_L1: &[usize] = &[P_TDEF, P_CMPT, P_RETR];
+    match (req.record.format, req.record.level) {
+        (Format::LettaAf, _) | (Format::GenericMessageList, Level::L2) => &[],
+        (Format::GenericMessageList, Level::L1) => AT_L1,
+        _ => ALL,
+    }
 }
 
 /// could-not-measure (rule, kind) for this submission, if any.
@@ -328,7 +341,7 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
     insert(&mut m, "M02", metrics::m02(&a));
     insert(&mut m, "M13", metrics::m13(&a));
     let rec = &req.record;
-    let below_l2 = !matches!(st[0], Status::Assessable);
+    let unidentifiable = unidentifiable_classes(req);
     let factors: Vec<Value> = st
         .iter()
         .enumerate()
@@ -336,7 +349,7 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
             let mut f = factor_head(i, *s);
             let result = match (i, s) {
                 (_, Status::NotAssessable(_) | Status::NotAssessableByDesign) => None,
-                (0, _) => Some(metrics::m03(&a, below_l2)),
+                (0, _) => Some(metrics::m03(&a, unidentifiable)),
                 (1, _) => Some(metrics::m04(&a)),
                 (2, _) => Some(metrics::m05(&a)),
                 (3, _) => Some(metrics::m06(&a, rec.schema.is_some())),
