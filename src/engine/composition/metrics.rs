@@ -366,14 +366,16 @@ pub fn m08(a: &Analysis) -> Value {
     ])
 }
 
-pub fn m09(a: &Analysis) -> Value {
+/// M09, or None when the join would exceed its published work budget.
+pub fn m09(a: &Analysis) -> Option<Value> {
     let nd = neardup::near_duplicates(
         a.facts
             .iter()
             .enumerate()
             .filter_map(|(i, f)| f.normalised.as_deref().map(|n| (i, n))),
         PAIR_LISTING_LIMIT,
-    );
+    )
+    .ok()?;
     let mut out = vec![
         ("label", json!(FLEET_CONVENTION)),
         (
@@ -405,7 +407,7 @@ pub fn m09(a: &Analysis) -> Value {
             json!("pair list not printed: more than 1000 pairs; counts are complete"),
         )),
     }
-    obj(out)
+    Some(obj(out))
 }
 
 pub fn m10(a: &Analysis) -> Value {

@@ -25,6 +25,15 @@ pub fn tokens(normalised: &str) -> Vec<String> {
         .collect()
 }
 
+/// The join's published work budget: index entries scanned plus merge steps (plus one) of every
+/// candidate verified. A record whose join would exceed it gets F-6 NOT-ASSESSABLE (with that reason)
+/// rather than an unbounded computation; the budget is deterministic, never a clock.
+pub const WORK_BUDGET: u64 = 250_000_000;
+
+/// The join stopped at [`WORK_BUDGET`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget;
+
 /// One qualifying pair of blocks (a < b) with its shingle overlap and union sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pair {
@@ -84,12 +93,13 @@ fn qualifies(shared: usize, union: usize) -> bool {
     5 * shared >= 4 * union
 }
 
-/// |x ∩ y| when it can still reach `needed`; None as soon as the remaining elements cannot.
-fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> Option<usize> {
+/// |x ∩ y| when it can still reach `needed`, None as soon as the remaining elements cannot;
+/// with the number of merge steps taken (the join's work measure).
+fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> (Option<usize>, u64) {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < x.len() && j < y.len() {
         if n + (x.len() - i).min(y.len() - j) < needed {
-            return None;
+            return (None, (i + j) as u64);
         }
         match x[i].cmp(&y[j]) {
             std::cmp::Ordering::Less => i += 1,
@@ -101,7 +111,7 @@ fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> Option<usize> {
             }
         }
     }
-    (n >= needed).then_some(n)
+    ((n >= needed).then_some(n), (i + j) as u64)
 }
 
 /// Pairs of distinct sets (indices into `sets`, i < j) with Jaccard >= 0.80, as
@@ -111,7 +121,10 @@ fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> Option<usize> {
 /// far plus the most that can still follow (positions are comparable because every set is sorted
 /// in the one global order) fall short of the overlap a qualifying pair needs,
 /// ceil(4(|x|+|y|)/9); survivors are verified exactly.
-pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
+pub fn join_sets(
+    sets: &[Vec<u32>],
+    work_budget: u64,
+) -> Result<Vec<(usize, usize, usize, usize)>, OverBudget> {
     // Global order: document frequency ascending, then id. Shingle ids are dense.
     let universe = sets.iter().flatten().max().map_or(0, |m| *m as usize + 1);
     let mut freq = vec![0u32; universe];
@@ -140,11 +153,16 @@ pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
     let mut seen_overlap = vec![0i32; sets.len()];
     let mut touched: Vec<usize> = Vec::new();
     let mut out = Vec::new();
+    let mut work = 0u64;
     for &x in &by_size {
         let xs = &ranked[x];
         let min_size = (4 * xs.len()).div_ceil(5);
         let probe = xs.len() - min_size + 1;
         for (i, t) in xs[..probe].iter().enumerate() {
+            work += index[*t as usize].len() as u64;
+            if work > work_budget {
+                return Err(OverBudget);
+            }
             for &(y, j) in &index[*t as usize] {
                 let (y, j) = (y as usize, j as usize);
                 let ys = &ranked[y];
@@ -166,7 +184,12 @@ pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
         for &y in &touched {
             if seen_overlap[y] > 0 {
                 let needed = (4 * (xs.len() + ranked[y].len())).div_ceil(9);
-                if let Some(shared) = overlap_at_least(xs, &ranked[y], needed) {
+                let (shared, steps) = overlap_at_least(xs, &ranked[y], needed);
+                work += steps + 1;
+                if work > work_budget {
+                    return Err(OverBudget);
+                }
+                if let Some(shared) = shared {
                     let union = xs.len() + ranked[y].len() - shared;
                     if qualifies(shared, union) {
                         out.push((x.min(y), x.max(y), shared, union));
@@ -181,7 +204,7 @@ pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
             index[*t as usize].push((x as u32, j as u32));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Blocks sharing one shingle set: the set and its members (block index, M08 normalisation).
@@ -191,7 +214,7 @@ type SetClass<'a> = (&'a [u32], Vec<(usize, &'a str)>);
 pub fn near_duplicates<'a>(
     blocks: impl Iterator<Item = (usize, &'a str)>,
     listing_limit: u64,
-) -> NearDuplicates {
+) -> Result<NearDuplicates, OverBudget> {
     let sets = shingle_sets(blocks);
     let pairable_blocks = sets.len() as u64;
     // Collapse identical shingle sets into classes; inside a class, members group by N.
@@ -206,7 +229,7 @@ pub fn near_duplicates<'a>(
         classes[c].1.push((*index, n));
     }
     let class_sets: Vec<Vec<u32>> = classes.iter().map(|(s, _)| s.to_vec()).collect();
-    let joined = join_sets(&class_sets);
+    let joined = join_sets(&class_sets, WORK_BUDGET)?;
     let mut pairs: u64 = 0;
     let mut in_pairs = vec![false; classes.len()];
     let mut within: Vec<(usize, u64)> = Vec::new();
@@ -268,12 +291,12 @@ pub fn near_duplicates<'a>(
         list.sort_unstable();
         list
     });
-    NearDuplicates {
+    Ok(NearDuplicates {
         pairs,
         blocks_in_pairs,
         listed,
         pairable_blocks,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -368,7 +391,8 @@ mod tests {
                 blocks.push((i, w.join(" ")));
             }
             let want = brute(&blocks);
-            let got = near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX);
+            let got =
+                near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX).unwrap();
             assert_eq!(got.listed.as_ref().unwrap(), &want, "seed {seed}");
             assert_eq!(got.pairs, want.len() as u64);
             let mut members: Vec<usize> = want.iter().flat_map(|p| [p.a, p.b]).collect();
@@ -385,7 +409,7 @@ mod tests {
         let a = "w1 w2 w3 w4 w5 w6 w7";
         let b = "w1 w2 w3 w4 w5 w6";
         let c = "w1 w2 w3 w4 w5";
-        let got = near_duplicates([(0, a), (1, b), (2, c)].into_iter(), 10);
+        let got = near_duplicates([(0, a), (1, b), (2, c)].into_iter(), 10).unwrap();
         let listed = got.listed.unwrap();
         assert_eq!(
             listed,
@@ -408,8 +432,33 @@ mod tests {
             ]
             .into_iter(),
             10,
-        );
+        )
+        .unwrap();
         assert_eq!(got.pairs, 2);
+    }
+
+    #[test]
+    fn all_pairs_qualifying_stops_at_the_work_budget() {
+        // 10,000 blocks that all pair with each other (50 million pairs): the join refuses to
+        // enumerate them and says so, deterministically.
+        let body = (0..40)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let texts: Vec<String> = (0..10_000).map(|i| format!("{body} u{i}")).collect();
+        let got = near_duplicates(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())), 1000);
+        assert_eq!(got, Err(OverBudget));
+        // The same shape at 100 blocks is exact.
+        let got = near_duplicates(
+            texts
+                .iter()
+                .take(100)
+                .enumerate()
+                .map(|(i, s)| (i, s.as_str())),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(got.pairs, 4950);
     }
 
     #[test]
@@ -426,7 +475,7 @@ mod tests {
         let sets = shingle_sets(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())));
         let class_sets: Vec<Vec<u32>> = sets.into_iter().map(|s| s.2).collect();
         let start = std::time::Instant::now();
-        let joined = join_sets(&class_sets);
+        let joined = join_sets(&class_sets, WORK_BUDGET).unwrap();
         assert!(joined.is_empty());
         assert!(start.elapsed().as_secs() < 5);
     }
