@@ -82,6 +82,7 @@ add('generic L2 every P class by kind', gen([
 ], { record: { tool_schemas: [{ name: 'weather', parameters: { type: 'object' } }, 'lookup(city: string)'] } }));
 add('generic kind tool_schema block is P-TDEF', gen([msg(null, 'def f(x): return x', { kind: 'tool_schema' }), msg('user', 'use it')]));
 add('generic L1 has_args conflict P-TCALL over P-ASST', gen([msg('user', 'call it'), msg('assistant', '{"a":1}', { has_args: true }), msg('tool', 'done')]));
+add('generic L1 by a tool role: zero P-TCALL is a measured zero', gen([msg('user', 'look it up'), msg('tool', 'result text'), msg('assistant', 'done')]));
 add('P conflict unknown role with tool_call kind', gen([msg('user', 'go'), msg('robot', '{"x":2}', { kind: 'tool_call' })]));
 add('P-OTHER by unknown role', gen([msg('narrator', 'Once upon a time'), msg('user', 'continue')]));
 add('empty role and kind are absent (P-UNK)', gen([msg('', 'neither', { kind: '' }), msg('user', 'u')]));

@@ -666,7 +666,9 @@ function metric(i, req, a, st) {
     case 0: return {
       rows: P.map((cl) => {
         const fs = F.filter((f) => f.p === cl);
-        if (fs.length === 0 && st[0][0] !== 'ASSESSABLE' && STRUCTURAL.has(cl)) return { class: cl, note: 'not identifiable at this level' };
+        const hidden = rec.format === 'letta-af' || rec.level === 'L2' ? []
+          : rec.format === 'generic-message-list' && rec.level === 'L1' ? ['P-TDEF', 'P-CMPT', 'P-RETR'] : [...STRUCTURAL];
+        if (fs.length === 0 && hidden.includes(cl)) return { class: cl, note: 'not identifiable at this level' };
         return { class: cl, ...row(a, fs) };
       }),
     };

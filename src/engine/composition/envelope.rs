@@ -188,3 +188,46 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         body_bytes: body.len(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(extra: &str) -> Vec<u8> {
+        format!(
+            r#"{{"envelope_version":"{ENVELOPE_VERSION}","declared_format_id":"generic-message-list","record":{{"messages":[{{"role":"user","text":"hi"}}]}}{extra}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn json_that_javascript_would_accept_but_binary64_cannot_hold_is_malformed() {
+        // Recorded as an interpretation note: these never reach measurement.
+        assert_eq!(
+            parse(&body(r#","x":1e400"#)).unwrap_err(),
+            Refusal::MalformedBody
+        );
+        assert_eq!(
+            parse(&body(r#","x":"\ud800""#)).unwrap_err(),
+            Refusal::MalformedBody
+        );
+    }
+
+    #[test]
+    fn unknown_members_are_counted_and_dropped() {
+        let req = parse(&body(r#","a":1,"b":{"c":"secret"}"#)).unwrap();
+        assert_eq!(req.unknown_members, 2);
+        assert!(!format!("{req:?}").contains("secret"));
+    }
+
+    #[test]
+    fn over_cap_is_refused_before_parsing() {
+        let big = vec![b' '; super::super::BODY_CAP + 1];
+        assert_eq!(
+            parse(&big).unwrap_err(),
+            Refusal::BodyOverCap {
+                body_bytes: big.len() as u64
+            }
+        );
+    }
+}

@@ -7,8 +7,7 @@
 //! arithmetic; a zero denominator prints `NOT-ASSESSABLE (zero denominator)`, never 0%.
 
 use super::classify::{
-    measure_block, BlockFacts, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_STRUCTURAL, P_SYS, P_TDEF,
-    P_UNK, P_USER,
+    measure_block, BlockFacts, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_SYS, P_TDEF, P_UNK, P_USER,
 };
 use super::neardup;
 use super::record::SessionRecord;
@@ -202,14 +201,14 @@ pub fn m02(a: &Analysis) -> Value {
     ])
 }
 
-/// M03. `level_below_l2`: zero rows of structural classes print the not-identifiable note.
-pub fn m03(a: &Analysis, level_below_l2: bool) -> Value {
+/// M03. Zero rows of the classes in `unidentifiable` print the not-identifiable note.
+pub fn m03(a: &Analysis, unidentifiable: &[usize]) -> Value {
     let rows = (0..P_CLASSES.len())
         .map(|c| {
             let (n, e) = a.class_sum(|f| f.p == c);
             let mut row = Map::new();
             row.insert("class".into(), json!(P_CLASSES[c]));
-            if n == 0 && level_below_l2 && P_STRUCTURAL.contains(&c) {
+            if n == 0 && unidentifiable.contains(&c) {
                 row.insert("note".into(), json!(NOT_IDENTIFIABLE));
             } else {
                 row.extend(a.class_row(n, e));
@@ -235,13 +234,13 @@ pub fn m04(a: &Analysis) -> Value {
 
 pub fn m05(a: &Analysis) -> Value {
     let mut cells = Vec::new();
-    for p in 0..P_CLASSES.len() {
-        for c in 0..C_CLASSES.len() {
+    for (p, p_name) in P_CLASSES.iter().enumerate() {
+        for (c, c_name) in C_CLASSES.iter().enumerate() {
             let (n, e) = a.class_sum(|f| f.p == p && f.c == c);
             if n > 0 {
                 let mut cell = Map::new();
-                cell.insert("p".into(), json!(P_CLASSES[p]));
-                cell.insert("c".into(), json!(C_CLASSES[c]));
+                cell.insert("p".into(), json!(p_name));
+                cell.insert("c".into(), json!(c_name));
                 cell.extend(a.class_row(n, e));
                 cells.push(Value::Object(cell));
             }
@@ -367,14 +366,16 @@ pub fn m08(a: &Analysis) -> Value {
     ])
 }
 
-pub fn m09(a: &Analysis) -> Value {
+/// M09, or None when the join would exceed its published work budget.
+pub fn m09(a: &Analysis) -> Option<Value> {
     let nd = neardup::near_duplicates(
         a.facts
             .iter()
             .enumerate()
             .filter_map(|(i, f)| f.normalised.as_deref().map(|n| (i, n))),
         PAIR_LISTING_LIMIT,
-    );
+    )
+    .ok()?;
     let mut out = vec![
         ("label", json!(FLEET_CONVENTION)),
         (
@@ -406,7 +407,7 @@ pub fn m09(a: &Analysis) -> Value {
             json!("pair list not printed: more than 1000 pairs; counts are complete"),
         )),
     }
-    obj(out)
+    Some(obj(out))
 }
 
 pub fn m10(a: &Analysis) -> Value {

@@ -3,10 +3,10 @@
 //!
 //! Exact, and sub-quadratic in practice: blocks are first collapsed by their M08 normalisation
 //! and then by identical shingle sets (pairs inside one set class are counted arithmetically), and
-//! distinct sets are joined with AllPairs-style prefix filtering under a global rare-first shingle
-//! order (sets sharing Jaccard >= t must share a token within their prefixes of length
-//! |x| - ceil(t|x|) + 1) plus the size filter; every candidate is verified by an exact integer
-//! test 5·|x∩y| >= 4·|x∪y|. A test checks the result against brute force on random data.
+//! distinct sets are joined by PPJoin (prefix, size and positional filtering under a global
+//! rare-first shingle order; see [`join_sets`]); every surviving candidate is verified by the
+//! exact integer test 5·|x∩y| >= 4·|x∪y|. Tests check the result against brute force on random
+//! data.
 
 use std::collections::HashMap;
 
@@ -24,6 +24,15 @@ pub fn tokens(normalised: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The join's published work budget: index entries scanned plus merge steps (plus one) of every
+/// candidate verified. A record whose join would exceed it gets F-6 NOT-ASSESSABLE (with that reason)
+/// rather than an unbounded computation; the budget is deterministic, never a clock.
+pub const WORK_BUDGET: u64 = 250_000_000;
+
+/// The join stopped at [`WORK_BUDGET`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget;
 
 /// One qualifying pair of blocks (a < b) with its shingle overlap and union sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -84,9 +93,14 @@ fn qualifies(shared: usize, union: usize) -> bool {
     5 * shared >= 4 * union
 }
 
-fn overlap(x: &[u32], y: &[u32]) -> usize {
+/// |x ∩ y| when it can still reach `needed`, None as soon as the remaining elements cannot;
+/// with the number of merge steps taken (the join's work measure).
+fn overlap_at_least(x: &[u32], y: &[u32], needed: usize) -> (Option<usize>, u64) {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < x.len() && j < y.len() {
+        if n + (x.len() - i).min(y.len() - j) < needed {
+            return (None, (i + j) as u64);
+        }
         match x[i].cmp(&y[j]) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
@@ -97,74 +111,115 @@ fn overlap(x: &[u32], y: &[u32]) -> usize {
             }
         }
     }
-    n
+    ((n >= needed).then_some(n), (i + j) as u64)
 }
 
-/// Pairs of distinct sets (indices into `sets`, i < j) with Jaccard >= 0.80, by prefix filtering.
-pub fn join_sets(sets: &[Vec<u32>]) -> Vec<(usize, usize, usize, usize)> {
-    // Global order: document frequency ascending, then id.
-    let mut freq: HashMap<u32, u32> = HashMap::new();
-    for s in sets {
-        for t in s {
-            *freq.entry(*t).or_insert(0) += 1;
-        }
+/// Pairs of distinct sets (indices into `sets`, i < j) with Jaccard >= 0.80, as
+/// `(i, j, shared, union)`, by PPJoin: sets are processed by ascending size; each probes its
+/// prefix of length |x| - ceil(0.8|x|) + 1 against an index of the earlier sets' prefixes of
+/// length |y| - ceil(8|y|/9) + 1; a candidate is dropped for good when the common tokens seen so
+/// far plus the most that can still follow (positions are comparable because every set is sorted
+/// in the one global order) fall short of the overlap a qualifying pair needs,
+/// ceil(4(|x|+|y|)/9); survivors are verified exactly.
+pub fn join_sets(
+    sets: &[Vec<u32>],
+    work_budget: u64,
+) -> Result<Vec<(usize, usize, usize, usize)>, OverBudget> {
+    // Global order: document frequency ascending, then id. Shingle ids are dense.
+    let universe = sets.iter().flatten().max().map_or(0, |m| *m as usize + 1);
+    let mut freq = vec![0u32; universe];
+    for t in sets.iter().flatten() {
+        freq[*t as usize] += 1;
     }
-    let mut order: Vec<u32> = freq.keys().copied().collect();
-    order.sort_unstable_by_key(|t| (freq[t], *t));
-    let rank: HashMap<u32, u32> = order
-        .iter()
-        .enumerate()
-        .map(|(r, t)| (*t, r as u32))
-        .collect();
+    let mut order: Vec<u32> = (0..universe as u32).collect();
+    order.sort_unstable_by_key(|t| (freq[*t as usize], *t));
+    let mut rank = vec![0u32; universe];
+    for (r, t) in order.iter().enumerate() {
+        rank[*t as usize] = r as u32;
+    }
     let ranked: Vec<Vec<u32>> = sets
         .iter()
         .map(|s| {
-            let mut r: Vec<u32> = s.iter().map(|t| rank[t]).collect();
+            let mut r: Vec<u32> = s.iter().map(|t| rank[*t as usize]).collect();
             r.sort_unstable();
             r
         })
         .collect();
     let mut by_size: Vec<usize> = (0..sets.len()).collect();
     by_size.sort_by_key(|&i| (ranked[i].len(), i));
-    let mut index: HashMap<u32, Vec<usize>> = HashMap::new();
-    let mut seen = vec![usize::MAX; sets.len()];
+    // index[token rank] = (set, position of the token in that set)
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); universe];
+    const PRUNED: i32 = -1;
+    let mut seen_overlap = vec![0i32; sets.len()];
+    let mut touched: Vec<usize> = Vec::new();
     let mut out = Vec::new();
+    let mut work = 0u64;
     for &x in &by_size {
         let xs = &ranked[x];
         let min_size = (4 * xs.len()).div_ceil(5);
-        let prefix = xs.len() - min_size + 1;
-        for t in &xs[..prefix] {
-            if let Some(list) = index.get(t) {
-                for &y in list {
-                    if seen[y] == x || ranked[y].len() < min_size {
-                        continue;
-                    }
-                    seen[y] = x;
-                    let shared = overlap(xs, &ranked[y]);
+        let probe = xs.len() - min_size + 1;
+        for (i, t) in xs[..probe].iter().enumerate() {
+            work += index[*t as usize].len() as u64;
+            if work > work_budget {
+                return Err(OverBudget);
+            }
+            for &(y, j) in &index[*t as usize] {
+                let (y, j) = (y as usize, j as usize);
+                let ys = &ranked[y];
+                if ys.len() < min_size || seen_overlap[y] == PRUNED {
+                    continue;
+                }
+                let needed = (4 * (xs.len() + ys.len())).div_ceil(9) as i32;
+                let bound = 1 + (xs.len() - i - 1).min(ys.len() - j - 1) as i32;
+                if seen_overlap[y] == 0 {
+                    touched.push(y);
+                }
+                if seen_overlap[y] + bound >= needed {
+                    seen_overlap[y] += 1;
+                } else {
+                    seen_overlap[y] = PRUNED;
+                }
+            }
+        }
+        for &y in &touched {
+            if seen_overlap[y] > 0 {
+                let needed = (4 * (xs.len() + ranked[y].len())).div_ceil(9);
+                let (shared, steps) = overlap_at_least(xs, &ranked[y], needed);
+                work += steps + 1;
+                if work > work_budget {
+                    return Err(OverBudget);
+                }
+                if let Some(shared) = shared {
                     let union = xs.len() + ranked[y].len() - shared;
                     if qualifies(shared, union) {
                         out.push((x.min(y), x.max(y), shared, union));
                     }
                 }
             }
+            seen_overlap[y] = 0;
         }
-        for t in &xs[..prefix] {
-            index.entry(*t).or_default().push(x);
+        touched.clear();
+        let index_prefix = xs.len() - (8 * xs.len()).div_ceil(9) + 1;
+        for (j, t) in xs[..index_prefix].iter().enumerate() {
+            index[*t as usize].push((x as u32, j as u32));
         }
     }
-    out
+    Ok(out)
 }
+
+/// Blocks sharing one shingle set: the set and its members (block index, M08 normalisation).
+type SetClass<'a> = (&'a [u32], Vec<(usize, &'a str)>);
 
 /// The M09 result over `(block index, M08 normalisation)` of every block with a non-empty one.
 pub fn near_duplicates<'a>(
     blocks: impl Iterator<Item = (usize, &'a str)>,
     listing_limit: u64,
-) -> NearDuplicates {
+) -> Result<NearDuplicates, OverBudget> {
     let sets = shingle_sets(blocks);
     let pairable_blocks = sets.len() as u64;
     // Collapse identical shingle sets into classes; inside a class, members group by N.
     let mut class_of: HashMap<&[u32], usize> = HashMap::new();
-    let mut classes: Vec<(&[u32], Vec<(usize, &str)>)> = Vec::new();
+    let mut classes: Vec<SetClass> = Vec::new();
     for (index, n, set) in &sets {
         let next = classes.len();
         let c = *class_of.entry(set.as_slice()).or_insert(next);
@@ -174,7 +229,7 @@ pub fn near_duplicates<'a>(
         classes[c].1.push((*index, n));
     }
     let class_sets: Vec<Vec<u32>> = classes.iter().map(|(s, _)| s.to_vec()).collect();
-    let joined = join_sets(&class_sets);
+    let joined = join_sets(&class_sets, WORK_BUDGET)?;
     let mut pairs: u64 = 0;
     let mut in_pairs = vec![false; classes.len()];
     let mut within: Vec<(usize, u64)> = Vec::new();
@@ -236,17 +291,34 @@ pub fn near_duplicates<'a>(
         list.sort_unstable();
         list
     });
-    NearDuplicates {
+    Ok(NearDuplicates {
         pairs,
         blocks_in_pairs,
         listed,
         pairable_blocks,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exact |x ∩ y| of two sorted sets.
+    fn overlap(x: &[u32], y: &[u32]) -> usize {
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while i < x.len() && j < y.len() {
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    n += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        n
+    }
 
     /// Brute force: every pair of pairable blocks, Jaccard on shingle sets, exact pairs excluded.
     fn brute(blocks: &[(usize, String)]) -> Vec<Pair> {
@@ -319,7 +391,8 @@ mod tests {
                 blocks.push((i, w.join(" ")));
             }
             let want = brute(&blocks);
-            let got = near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX);
+            let got =
+                near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX).unwrap();
             assert_eq!(got.listed.as_ref().unwrap(), &want, "seed {seed}");
             assert_eq!(got.pairs, want.len() as u64);
             let mut members: Vec<usize> = want.iter().flat_map(|p| [p.a, p.b]).collect();
@@ -336,7 +409,7 @@ mod tests {
         let a = "w1 w2 w3 w4 w5 w6 w7";
         let b = "w1 w2 w3 w4 w5 w6";
         let c = "w1 w2 w3 w4 w5";
-        let got = near_duplicates([(0, a), (1, b), (2, c)].into_iter(), 10);
+        let got = near_duplicates([(0, a), (1, b), (2, c)].into_iter(), 10).unwrap();
         let listed = got.listed.unwrap();
         assert_eq!(
             listed,
@@ -359,8 +432,33 @@ mod tests {
             ]
             .into_iter(),
             10,
-        );
+        )
+        .unwrap();
         assert_eq!(got.pairs, 2);
+    }
+
+    #[test]
+    fn all_pairs_qualifying_stops_at_the_work_budget() {
+        // 10,000 blocks that all pair with each other (50 million pairs): the join refuses to
+        // enumerate them and says so, deterministically.
+        let body = (0..40)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let texts: Vec<String> = (0..10_000).map(|i| format!("{body} u{i}")).collect();
+        let got = near_duplicates(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())), 1000);
+        assert_eq!(got, Err(OverBudget));
+        // The same shape at 100 blocks is exact.
+        let got = near_duplicates(
+            texts
+                .iter()
+                .take(100)
+                .enumerate()
+                .map(|(i, s)| (i, s.as_str())),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(got.pairs, 4950);
     }
 
     #[test]
@@ -377,7 +475,7 @@ mod tests {
         let sets = shingle_sets(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())));
         let class_sets: Vec<Vec<u32>> = sets.into_iter().map(|s| s.2).collect();
         let start = std::time::Instant::now();
-        let joined = join_sets(&class_sets);
+        let joined = join_sets(&class_sets, WORK_BUDGET).unwrap();
         assert!(joined.is_empty());
         assert!(start.elapsed().as_secs() < 5);
     }

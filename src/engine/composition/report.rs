@@ -7,7 +7,7 @@
 //! NOT-ASSESSABLE-BY-DESIGN; the measurement line carries LIMITED whenever a graded factor is not
 //! fully assessable; published sentences are printed verbatim from the criteria text.
 
-use super::classify::P_TRES;
+use super::classify::{P_CMPT, P_RETR, P_STRUCTURAL, P_TDEF, P_TRES};
 use super::envelope::{Request, ENVELOPE_VERSION};
 use super::metrics::{self, est, share, Analysis};
 use super::record::{Format, Level};
@@ -67,6 +67,8 @@ const REASON_F9: &str =
     "P at this level: a P-CMPT absence prints 'no P-CMPT block identified at this level'";
 const REASON_NO_USER: &str = "NOT-ASSESSABLE (single turn): no P-USER message in the record";
 const REASON_NO_STATED: &str = "NOT-ASSESSABLE (no stated counts): NO-STATED-COUNT";
+const REASON_M09_BUDGET: &str =
+    "NOT-ASSESSABLE (work budget): the exact near-duplicate join would exceed its published work budget of 250000000 steps for this record";
 const F11_REASON: &str =
     "NOT-ASSESSABLE-BY-DESIGN in v1 for every format (no master-table flag rules exist); excluded from the LIMITED trigger";
 
@@ -76,7 +78,7 @@ pub fn level(req: &Request) -> Level {
 }
 
 /// Per-factor assessability for this submission (F-1..F-12 in order).
-pub fn statuses(req: &Request, a: &Analysis) -> Vec<Status> {
+pub fn statuses(req: &Request, a: &Analysis, m09_over_budget: bool) -> Vec<Status> {
     let rec = &req.record;
     let roles_only = match rec.format {
         Format::LettaAf => None,
@@ -101,7 +103,11 @@ pub fn statuses(req: &Request, a: &Analysis) -> Vec<Status> {
         } else {
             Status::NotAssessable(REASON_NO_USER)
         },
-        Status::Assessable,
+        if m09_over_budget {
+            Status::NotAssessable(REASON_M09_BUDGET)
+        } else {
+            Status::Assessable
+        },
         Status::Assessable,
         partial_or(f8),
         partial_or(roles_only.map(|_| REASON_F9)),
@@ -113,6 +119,19 @@ pub fn statuses(req: &Request, a: &Analysis) -> Vec<Status> {
         Status::NotAssessableByDesign,
         Status::Assessable,
     ]
+}
+
+/// Structural classes a record of this format and level cannot show: their zero rows print
+/// 'not identifiable at this level'. L1 (roles plus tool call / tool result parts) identifies
+/// P-TCALL and P-TRES.
+pub fn unidentifiable_classes(req: &Request) -> &'static [usize] {
+    const ALL: &[usize] = &P_STRUCTURAL;
+    const AT_L1: &[usize] = &[P_TDEF, P_CMPT, P_RETR];
+    match (req.record.format, req.record.level) {
+        (Format::LettaAf, _) | (Format::GenericMessageList, Level::L2) => &[],
+        (Format::GenericMessageList, Level::L1) => AT_L1,
+        _ => ALL,
+    }
 }
 
 /// could-not-measure (rule, kind) for this submission, if any.
@@ -242,7 +261,7 @@ pub fn precheck(req: &Request, now_ms: u64) -> Map<String, Value> {
     let a = metrics::analyse(&req.record);
     let c = criteria::published();
     let mut m = header("context-composition/v1 precheck", req, &a, now_ms);
-    let st = statuses(req, &a);
+    let st = statuses(req, &a, metrics::m09(&a).is_none());
     insert(
         &mut m,
         "total_size",
@@ -320,7 +339,8 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
             ledger,
         };
     }
-    let st = statuses(req, &a);
+    let mut m09 = metrics::m09(&a);
+    let st = statuses(req, &a, m09.is_none());
     let (line, outcome) = measurement_line(&st);
     insert(&mut m, "measurement_line", json!(line));
     insert(&mut m, "outcome", json!(outcome));
@@ -328,7 +348,7 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
     insert(&mut m, "M02", metrics::m02(&a));
     insert(&mut m, "M13", metrics::m13(&a));
     let rec = &req.record;
-    let below_l2 = !matches!(st[0], Status::Assessable);
+    let unidentifiable = unidentifiable_classes(req);
     let factors: Vec<Value> = st
         .iter()
         .enumerate()
@@ -336,13 +356,13 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
             let mut f = factor_head(i, *s);
             let result = match (i, s) {
                 (_, Status::NotAssessable(_) | Status::NotAssessableByDesign) => None,
-                (0, _) => Some(metrics::m03(&a, below_l2)),
+                (0, _) => Some(metrics::m03(&a, unidentifiable)),
                 (1, _) => Some(metrics::m04(&a)),
                 (2, _) => Some(metrics::m05(&a)),
                 (3, _) => Some(metrics::m06(&a, rec.schema.is_some())),
                 (4, _) => Some(metrics::m08(&a)),
                 (5, _) => Some(metrics::m07(&a)),
-                (6, _) => Some(metrics::m09(&a)),
+                (6, _) => m09.take(),
                 (7, _) => Some(metrics::m10(&a)),
                 (8, _) => Some(metrics::m11(&a)),
                 (9, s) => Some(metrics::m14(&a, matches!(s, Status::Partial(_)))),
@@ -365,5 +385,39 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
         chargeable: true,
         report: m,
         ledger,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_join_over_its_work_budget_is_disclosed_not_assessable_and_limited() {
+        let body = (0..40)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let messages: Vec<Value> = (0..3000)
+            .map(|i| json!({"role": "user", "text": format!("{body} u{i}")}))
+            .collect();
+        let bytes = serde_json::to_vec(&json!({
+            "envelope_version": ENVELOPE_VERSION,
+            "declared_format_id": "generic-message-list",
+            "record": {"messages": messages, "tool_schemas": []},
+        }))
+        .unwrap();
+        let req = super::super::parse(&bytes).unwrap();
+        let pre = precheck(&req, 0);
+        assert_eq!(pre["assessability"][6]["status"], "NOT-ASSESSABLE");
+        let d = audit(&req, 0);
+        assert_eq!(d.status, 200);
+        assert_eq!(d.report["factors"][6]["status"], "NOT-ASSESSABLE");
+        assert!(d.report["factors"][6].get("result").is_none());
+        assert_eq!(d.report["outcome"], "measured_limited");
+        assert!(d.report["measurement_line"]
+            .as_str()
+            .unwrap()
+            .contains("F-6 NOT-ASSESSABLE"));
     }
 }
