@@ -258,8 +258,8 @@ const long = (n, unit = 'x') => unit.repeat(n);
   raw('no-caller-precheck', 'no caller: the pre-check refuses (caller_missing); the budget op runs', { payload: 'a b c', budget_tokens: 5 });
   const deepOk = { payload: '['.repeat(1000) + ']'.repeat(1000), budget_tokens: 5000, caller: callerFor('deep-1000') };
   raw('deep-1000', '1,000 levels is accepted', deepOk);
-  add('deep-1000-shaped', '1,000 levels through S-1..S-4 (long paths)', '{"a":'.repeat(999) + '[null,null,"",{"b":null}]' + '}'.repeat(999), 60);
-  add('deep-keep-floor', 'a kept field deep inside: the floor is its span end', '{"x":{"y":{"z":"' + words(30, 21) + '"},"w":"' + words(60, 22) + '"}}', 50, { keep: ['x.y.z'] });
+  add('deep-1000-shaped', '1,000 levels through S-1..S-4 (long paths)', '{"a":'.repeat(998) + '[null,null,"",{"b":null}]' + '}'.repeat(998), 60);
+  add('deep-keep-floor', 'a kept field deep inside: the floor is its span end', '{"x":{"y":{"z":"' + words(30, 21) + '"},"w":"' + words(60, 22) + '"}}', 62, { keep: ['x.y.z'] });
   add('s1-removes-kept-entry', 'S-1 removes a duplicate entry holding a kept field; the floor ignores it', J({ r: [{ k: 'same' }, { k: 'same' }], t: words(80, 23) }), 40, { keep: ['r.k'] });
   raw('deep-unbalanced-text', 'over 1,000 unbalanced brackets are not JSON: text-only, not refused', { payload: '['.repeat(1500), budget_tokens: 5000, caller: callerFor('deep-unbalanced-text') });
 }
