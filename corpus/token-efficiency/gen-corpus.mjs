@@ -44,6 +44,7 @@ function bodyOf(payload, budget, opts = {}, id) {
 
 function add(id, note, payload, budget, opts = {}) {
   const body = opts.rawBody ?? bodyOf(payload, budget, opts, id);
+  console.error(`  ${cases.length} ${id}`);
   const c = { id, note, now_ms: NOW0 + cases.length * 61_001 + (cases.length % 7) * 13 };
   if (opts.bodyBase64) c.body_base64 = opts.bodyBase64;
   else c.body = body;
@@ -60,7 +61,7 @@ function add(id, note, payload, budget, opts = {}) {
 // The counts after each op when every op runs (budget 1): used to place budgets on boundaries.
 function chain(payload, keep = []) {
   const req = validate(new TextEncoder().encode(bodyOf(payload, 1, { keep }, 'chain')));
-  const r = budgetOp(req);
+  const r = budgetOp(req, { stopBeforeS4: true });
   const after = { P: r.P, S1: r.P, S2: r.P, S3: r.P };
   let last = r.P;
   for (const op of ['S-1', 'S-2', 'S-3']) {
@@ -257,6 +258,10 @@ const long = (n, unit = 'x') => unit.repeat(n);
   raw('no-caller-precheck', 'no caller: the pre-check refuses (caller_missing); the budget op runs', { payload: 'a b c', budget_tokens: 5 });
   const deepOk = { payload: '['.repeat(1000) + ']'.repeat(1000), budget_tokens: 5000, caller: callerFor('deep-1000') };
   raw('deep-1000', '1,000 levels is accepted', deepOk);
+  add('deep-1000-shaped', '1,000 levels through S-1..S-4 (long paths)', '{"a":'.repeat(998) + '[null,null,"",{"b":null}]' + '}'.repeat(998), 60);
+  add('deep-keep-floor', 'a kept field deep inside: the floor is its span end', '{"x":{"y":{"z":"' + words(30, 21) + '"},"w":"' + words(60, 22) + '"}}', 62, { keep: ['x.y.z'] });
+  add('s1-removes-kept-entry', 'S-1 removes a duplicate entry holding a kept field; the floor ignores it', J({ r: [{ k: 'same' }, { k: 'same' }], t: words(80, 23) }), 40, { keep: ['r.k'] });
+  raw('deep-unbalanced-text', 'over 1,000 unbalanced brackets are not JSON: text-only, not refused', { payload: '['.repeat(1500), budget_tokens: 5000, caller: callerFor('deep-unbalanced-text') });
 }
 
 // ---------------------------------------------------------------- at the 262,144-byte cap
@@ -318,6 +323,7 @@ const corpus = {
   generated_by: 'corpus/token-efficiency/gen-corpus.mjs + oracle.mjs (independent JavaScript implementation)',
   node: process.version,
   unicode: process.versions.unicode,
+  tokenizer_probes: ['The quic', 'The quick', '\ufeff', 'a\ufeffb', '\ufeff{"a":1}', 'x\u0085y', ' \u0085 ', '<|endoftext|>'].map((text) => ({ text, tokens: count(text) })),
   cases,
 };
 corpus.sha256 = corpusPin(corpus);

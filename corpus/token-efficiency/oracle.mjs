@@ -205,7 +205,7 @@ function serialiseWithSpans(root, keep) {
   return { text: out, spans };
 }
 
-export function budgetOp(req) {
+export function budgetOp(req, { stopBeforeS4 = false } = {}) {
   const { budget: B, keep } = req;
   let root = req.json ? req.value : null;
   const canonical = req.json ? JSON.stringify(root) : req.payload;
@@ -306,7 +306,7 @@ export function budgetOp(req) {
     };
     if (state.tokens > B) s3(root, [], null, false);
   }
-  if (state.tokens <= B) return result(req.json ? JSON.stringify(root) : canonical);
+  if (state.tokens <= B || stopBeforeS4) return result(req.json ? JSON.stringify(root) : canonical);
 
   // S-4: the true largest L in [floor, total - 1] with count(prefix + marker) <= B.
   let text = canonical;

@@ -16,7 +16,7 @@ pub const ENGINE_VERSION: &str = "context-meter/token-efficiency 1.0.0";
 pub const DATA_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 pub const TOKENIZER_ID: &str = "cl100k_base/gpt-tokenizer@4.0.0/data-sha256:223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 /// SHA-256 of the JCS form of corpus/token-efficiency/corpus.json without its `sha256` member.
-pub const CORPUS_SHA256: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub const CORPUS_SHA256: &str = "4ed6f0638b3b7126ee57344eb86b12f33663c620cd321651040e43aa6fc2972a";
 
 const SPEC_TEXT: &str = include_str!("criteria-v1.json");
 

@@ -789,7 +789,8 @@ pub fn shape(
         ),
     };
     if !receipt.is_empty() {
-        // The chain of windowed counts must equal a full count of the text it describes.
+        // The chain of windowed counts must equal a full count of the text it describes (the one
+        // place the post-S-1..S-3 text is counted whole).
         if tokenizer::count(&text) as u64 != tokens_now || text.chars().count() as u64 != chars_now
         {
             return Err(Unreconciled);
@@ -850,7 +851,9 @@ pub fn shape(
 }
 
 /// The receipt's deltas must telescope to submitted − shaped, for tokens and for characters, and
-/// the shaped figures must be the shaped text's own full counts.
+/// the shaped figures must be the shaped text's own counts. (Token figures reaching this check are
+/// full counts: the submitted count, the windowed chain already checked against a full count of the
+/// post-S-3 text, and S-4's full count of its joined output.)
 pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
     let mut tokens = shaping.submitted_tokens;
     let mut chars = shaping.submitted_chars;
@@ -863,15 +866,9 @@ pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
     }
     let delta_tokens: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_tokens).sum();
     let delta_chars: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_chars).sum();
-    let full_tokens = if shaping.receipt.is_empty() {
-        shaping.submitted_tokens
-    } else {
-        tokenizer::count(&shaping.shaped_text) as u64
-    };
     let full_chars = shaping.shaped_text.chars().count() as u64;
     let reconciles = tokens == shaping.shaped_tokens
         && chars == shaping.shaped_chars
-        && full_tokens == shaping.shaped_tokens
         && full_chars == shaping.shaped_chars
         && delta_tokens == shaping.submitted_tokens as i64 - shaping.shaped_tokens as i64
         && delta_chars == shaping.submitted_chars as i64 - shaping.shaped_chars as i64;
@@ -997,6 +994,22 @@ mod tests {
         let s = run(&long, 40, &[]);
         assert_eq!(ops(&s), [("S-4", "payload".to_owned(), None)]);
         assert!(s.shaped_text.ends_with("S-4]"));
+    }
+
+    #[test]
+    fn reconciliation_fails_closed_on_any_inconsistency() {
+        let good = run(r#"{"a":[1,1],"b":null,"c":"words words words"}"#, 12, &[]);
+        assert!(!good.receipt.is_empty());
+        assert_eq!(reconcile(&good), Ok(()));
+        let mut broken = good.clone();
+        broken.receipt[0].tokens_after += 1;
+        assert_eq!(reconcile(&broken), Err(Unreconciled));
+        let mut broken = good.clone();
+        broken.shaped_text.push(' ');
+        assert_eq!(reconcile(&broken), Err(Unreconciled));
+        let mut broken = good;
+        broken.shaped_tokens -= 1;
+        assert_eq!(reconcile(&broken), Err(Unreconciled));
     }
 
     #[test]
