@@ -1,0 +1,254 @@
+//! S-4 prefix search and joined counts without re-tokenizing whole texts.
+//!
+//! The pre-tokenizer is local: the piece starting at `s` depends only on the bytes up to its
+//! lookahead (see [`split::piece_lookahead`]). So for a probe `text[..B] + suffix`, every piece of
+//! `text` whose lookahead ends at or before `B` is also a piece of the probe, with the same ids.
+//! [`Analysis`] tokenizes `text` once and records, for each piece boundary, the tokens before it and
+//! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
+//! boundary that is safe for `B` ("the local tail") plus the suffix.
+//!
+//! The search is exact: candidates are measured from the largest down, and a candidate is skipped
+//! only when the tokens before its safe boundary alone already exceed the budget (a true lower
+//! bound: the tail adds tokens, never removes them).
+
+use super::{bpe, count, split};
+
+struct Analysis {
+    /// Piece start offsets, then `text.len()`.
+    starts: Vec<usize>,
+    /// `tokens_before[k]`: tokens of the pieces before boundary `k`.
+    tokens_before: Vec<usize>,
+    /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
+    lookahead_before: Vec<usize>,
+}
+
+impl Analysis {
+    fn new(text: &str) -> Analysis {
+        let bytes = text.as_bytes();
+        let (mut starts, mut tokens_before, mut lookahead_before) = (vec![], vec![], vec![]);
+        let (mut tokens, mut lookahead) = (0, 0);
+        let mut scratch = Vec::new();
+        for piece in split::pieces(text) {
+            starts.push(piece.start);
+            tokens_before.push(tokens);
+            lookahead_before.push(lookahead);
+            lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
+            tokens += bpe::count_piece(&bytes[piece], &mut scratch);
+        }
+        starts.push(text.len());
+        tokens_before.push(tokens);
+        lookahead_before.push(lookahead);
+        Analysis {
+            starts,
+            tokens_before,
+            lookahead_before,
+        }
+    }
+
+    /// The last boundary that is safe for a probe cut at byte `cut`: its start is at or before
+    /// `cut` and no earlier piece looked at or past `cut`. Boundary 0 is always safe.
+    fn safe_boundary(&self, cut: usize) -> usize {
+        let safe = |k: usize| self.starts[k] <= cut && self.lookahead_before[k] <= cut;
+        // `safe` holds for a prefix of boundaries (both arrays are nondecreasing).
+        let (mut lo, mut hi) = (0, self.starts.len()); // safe(lo), !safe(hi) or hi = len
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if safe(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+fn count_tail(head: &str, tail: &str) -> usize {
+    let mut joined = String::with_capacity(head.len() + tail.len());
+    joined.push_str(head);
+    joined.push_str(tail);
+    count(&joined)
+}
+
+/// Tokens of `head + tail` as one text, re-tokenizing only the end of `head`.
+pub fn count_joined(head: &str, tail: &str) -> usize {
+    if tail.is_empty() {
+        return count(head);
+    }
+    let analysis = Analysis::new(head);
+    let k = analysis.safe_boundary(head.len());
+    analysis.tokens_before[k] + count_tail(&head[analysis.starts[k]..], tail)
+}
+
+pub fn largest_fitting_prefix<F>(
+    text: &str,
+    floor: usize,
+    max: usize,
+    budget: usize,
+    mut suffix: F,
+) -> Option<usize>
+where
+    F: FnMut(usize) -> String,
+{
+    let cuts: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    let max = max.min(cuts.len() - 1);
+    if floor > max {
+        return None;
+    }
+    let analysis = Analysis::new(text);
+    let lower_bound = |l: usize| analysis.tokens_before[analysis.safe_boundary(cuts[l])];
+    // Largest candidate whose lower bound fits (the bound is nondecreasing in l).
+    if lower_bound(floor) > budget {
+        return None;
+    }
+    let (mut lo, mut hi) = (floor, max + 1); // lower_bound(lo) <= budget; hi fails or is past max
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if lower_bound(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (floor..=lo).rev().find(|&l| {
+        let cut = cuts[l];
+        let k = analysis.safe_boundary(cut);
+        let before = analysis.tokens_before[k];
+        before <= budget
+            && before + count_tail(&text[analysis.starts[k]..cut], &suffix(l)) <= budget
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute_force(
+        text: &str,
+        floor: usize,
+        max: usize,
+        budget: usize,
+        suffix: impl Fn(usize) -> String,
+    ) -> Option<usize> {
+        let cuts: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
+        let max = max.min(cuts.len() - 1);
+        (floor..=max)
+            .rev()
+            .find(|&l| count(&format!("{}{}", &text[..cuts[l]], suffix(l))) <= budget)
+    }
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+    }
+
+    fn random_text(rng: &mut Lcg, len: usize) -> String {
+        let atoms = [
+            "a",
+            "b",
+            "The",
+            " quick",
+            "'s",
+            "'LL",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\t",
+            "1",
+            "23",
+            "{",
+            "}",
+            "\"",
+            ":",
+            ",",
+            "é",
+            "中",
+            "\u{FEFF}",
+            "\u{85}",
+            "👩‍👩‍👧",
+            "e\u{301}",
+            "[",
+            "…",
+            "x",
+            "S-4",
+        ];
+        (0..len).map(|_| atoms[rng.below(atoms.len())]).collect()
+    }
+
+    #[test]
+    fn joined_counts_equal_counts_of_the_joined_text() {
+        let mut rng = Lcg(7);
+        for _ in 0..300 {
+            let (head_len, tail_len) = (rng.below(40), rng.below(6));
+            let head = random_text(&mut rng, head_len);
+            let tail = random_text(&mut rng, tail_len);
+            assert_eq!(
+                count_joined(&head, &tail),
+                count(&format!("{head}{tail}")),
+                "{head:?}+{tail:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_search_equals_brute_force_with_an_s4_marker() {
+        let mut rng = Lcg(42);
+        let mut found = 0;
+        for _ in 0..250 {
+            let len = 1 + rng.below(60);
+            let text = random_text(&mut rng, len);
+            let total = text.chars().count();
+            let floor = rng.below(total / 2 + 1);
+            let max = total - 1 + rng.below(3);
+            let budget = rng.below(count(&text) + 30);
+            let marker = |l: usize| {
+                format!(
+                    "[…truncated: {} chars removed under token-efficiency/v1 S-4]",
+                    total - l
+                )
+            };
+            let expected = brute_force(&text, floor, max, budget, marker);
+            let got = largest_fitting_prefix(&text, floor, max, budget, marker);
+            assert_eq!(
+                got, expected,
+                "{text:?} floor {floor} max {max} budget {budget}"
+            );
+            found += usize::from(got.is_some());
+        }
+        assert!(
+            found > 50,
+            "the random cases must exercise fitting prefixes ({found})"
+        );
+    }
+
+    #[test]
+    fn prefix_search_without_suffix_and_empty_text() {
+        assert_eq!(
+            largest_fitting_prefix("", 0, 0, 0, |_| String::new()),
+            Some(0)
+        );
+        assert_eq!(
+            largest_fitting_prefix("abc", 2, 1, 9, |_| String::new()),
+            None
+        );
+        assert_eq!(
+            largest_fitting_prefix("The quick brown", 0, 14, 2, |_| String::new()),
+            Some(9)
+        );
+    }
+}
