@@ -3,7 +3,7 @@
 //! reference produced, and `count` must equal their number. The corpus file is pinned by sha256 so
 //! a silently regenerated or truncated corpus fails loudly.
 
-use context_meter::engine::tokenizer::{count, encode};
+use context_meter::engine::tokenizer::{count, encode, largest_fitting_prefix};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -99,4 +99,37 @@ fn every_oracle_string_encodes_to_the_reference_ids() {
         mismatches.len(),
         &mismatches[..mismatches.len().min(20)]
     );
+}
+
+/// S-4 prefix search against the oracle itself: the reference counts of every prefix of the
+/// 3,000-character strings give the true largest fitting prefix for any budget (empty suffix).
+#[test]
+fn prefix_search_agrees_with_the_oracle_prefix_counts() {
+    let body = std::fs::read_to_string(CORPUS).expect("oracle corpus present");
+    let mut checked = 0;
+    for line in body.lines().filter(|l| l.contains("\"k\":\"prefixes\"")) {
+        let entry: Value = serde_json::from_str(line).expect("corpus line is JSON");
+        let t = entry["t"].as_str().expect("text");
+        let mut counts = Vec::new();
+        let mut len = 0usize;
+        for step in entry["p"].as_array().expect("prefix steps") {
+            len = step[0].as_u64().expect("keep") as usize + step[1].as_array().expect("ids").len();
+            counts.push(len);
+        }
+        let total = counts.len() - 1;
+        let mut seed = 0x9E37_79B9_u64 ^ len as u64;
+        for _ in 0..40 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let budget = (seed >> 33) as usize % (counts[total] + 2);
+            let floor = (seed >> 13) as usize % (total / 3 + 1);
+            let max = total - (seed >> 40) as usize % 3;
+            let expected = (floor..=max).rev().find(|&l| counts[l] <= budget);
+            let got = largest_fitting_prefix(t, floor, max, budget, |_| String::new());
+            assert_eq!(got, expected, "budget {budget} floor {floor} max {max}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 120, "{checked}");
 }

@@ -13,7 +13,7 @@
 //! pieces ordinary text has) and a heap over a linked list for long ones (O(n log n), so one huge
 //! word costs about as much per byte as ordinary text).
 
-use super::tables::rank_of;
+use super::tables::{rank_of, token_bytes};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -62,6 +62,32 @@ pub fn count_piece(piece: &[u8], scratch: &mut Vec<u32>) -> usize {
         merge_long(piece, scratch);
     }
     scratch.len()
+}
+
+/// Appends the merge result of `piece` to `out` (no whole-piece lookup first).
+pub fn merge(piece: &[u8], out: &mut Vec<u32>) {
+    if piece.len() <= SHORT_PIECE {
+        merge_short(piece, out);
+    } else {
+        merge_long(piece, out);
+    }
+}
+
+/// Whether `bytes` hold EF BB BF anywhere (where gpt-tokenizer's rank function is irregular).
+pub fn contains_bom(bytes: &[u8]) -> bool {
+    bytes.windows(3).any(|w| w == BOM)
+}
+
+/// Whether merging the bytes of tokens `left` and `right` yields exactly `[left, right]`: the
+/// pair can stand next to each other in a merge result.
+pub fn is_valid_pair(left: u32, right: u32) -> bool {
+    let (a, b) = (token_bytes(left), token_bytes(right));
+    let mut joined = Vec::with_capacity(a.len() + b.len());
+    joined.extend_from_slice(a);
+    joined.extend_from_slice(b);
+    let mut out = Vec::with_capacity(2);
+    merge(&joined, &mut out);
+    out == [left, right]
 }
 
 fn emit(piece: &[u8], bounds: impl Iterator<Item = (usize, usize)>, out: &mut Vec<u32>) {

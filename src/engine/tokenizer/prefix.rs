@@ -7,11 +7,70 @@
 //! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
 //! boundary that is safe for `B` ("the local tail") plus the suffix.
 //!
+//! One case needs more: when the cut falls inside one long letter piece (a 256 KiB word, base64
+//! padding "AAAA…"), the local tail is that whole piece prefix and re-merging it per probe would
+//! be quadratic. For such pieces the analysis keeps the piece's merge result, and a probe "heals"
+//! it: keep the piece's tokens that end at least a little before the cut, merge only the bytes from
+//! there to the cut, and accept when the junction pair is valid (merging the two tokens' bytes
+//! gives exactly that pair). A merge result is the unique token sequence whose adjacent pairs are
+//! all valid, so an accepted heal is exact; otherwise it backs off further, and finally merges the
+//! whole prefix. Pieces holding EF BB BF (gpt-tokenizer's irregular rank lookups) never heal.
+//!
 //! The search is exact: candidates are measured from the largest down, and a candidate is skipped
 //! only when the tokens before its safe boundary alone already exceed the budget (a true lower
 //! bound: the tail adds tokens, never removes them).
 
 use super::{bpe, count, split};
+
+/// Letter pieces longer than this keep their merge result for healing; tails longer than this
+/// inside such a piece are healed instead of re-merged.
+const LONG_PIECE: usize = 1024;
+
+/// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
+const HEAL_MARGIN: usize = 64;
+
+/// Merge result of one long letter piece: its ids and their cumulative end offsets.
+struct LongPiece {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl LongPiece {
+    fn new(piece: &[u8]) -> LongPiece {
+        let mut ids = Vec::new();
+        bpe::merge(piece, &mut ids);
+        let mut end = 0;
+        let ends = ids
+            .iter()
+            .map(|&id| {
+                end += super::tables::token_bytes(id).len();
+                end
+            })
+            .collect();
+        LongPiece { ids, ends }
+    }
+
+    /// Number of ids of the merge of `piece[..cut]`, where `piece` is the piece this was built from.
+    fn prefix_count(&self, piece: &[u8], cut: usize) -> usize {
+        let mut scratch = Vec::new();
+        let mut margin = HEAL_MARGIN;
+        while margin < cut {
+            let kept = self.ends.partition_point(|&end| end <= cut - margin);
+            if kept == 0 {
+                break;
+            }
+            scratch.clear();
+            bpe::merge(&piece[self.ends[kept - 1]..cut], &mut scratch);
+            if bpe::is_valid_pair(self.ids[kept - 1], scratch[0]) {
+                return kept + scratch.len();
+            }
+            margin *= 4;
+        }
+        scratch.clear();
+        bpe::merge(&piece[..cut], &mut scratch);
+        scratch.len()
+    }
+}
 
 struct Analysis {
     /// Piece start offsets, then `text.len()`.
@@ -20,6 +79,8 @@ struct Analysis {
     tokens_before: Vec<usize>,
     /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
     lookahead_before: Vec<usize>,
+    /// Merge results of the long letter pieces, by piece index.
+    long_pieces: std::collections::HashMap<usize, LongPiece>,
 }
 
 impl Analysis {
@@ -28,12 +89,23 @@ impl Analysis {
         let (mut starts, mut tokens_before, mut lookahead_before) = (vec![], vec![], vec![]);
         let (mut tokens, mut lookahead) = (0, 0);
         let mut scratch = Vec::new();
+        let mut long_pieces = std::collections::HashMap::new();
         for piece in split::pieces(text) {
             starts.push(piece.start);
             tokens_before.push(tokens);
             lookahead_before.push(lookahead);
             lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
-            tokens += bpe::count_piece(&bytes[piece], &mut scratch);
+            let piece = &bytes[piece];
+            if piece.len() > LONG_PIECE
+                && split::ends_with_letter(piece)
+                && !bpe::contains_bom(piece)
+            {
+                let long = LongPiece::new(piece);
+                tokens += long.ids.len();
+                long_pieces.insert(starts.len() - 1, long);
+            } else {
+                tokens += bpe::count_piece(piece, &mut scratch);
+            }
         }
         starts.push(text.len());
         tokens_before.push(tokens);
@@ -42,6 +114,7 @@ impl Analysis {
             starts,
             tokens_before,
             lookahead_before,
+            long_pieces,
         }
     }
 
@@ -117,9 +190,25 @@ where
     (floor..=lo).rev().find(|&l| {
         let cut = cuts[l];
         let k = analysis.safe_boundary(cut);
-        let before = analysis.tokens_before[k];
-        before <= budget
-            && before + count_tail(&text[analysis.starts[k]..cut], &suffix(l)) <= budget
+        let (start, before) = (analysis.starts[k], analysis.tokens_before[k]);
+        if before > budget {
+            return false;
+        }
+        let tail = suffix(l);
+        let tokens = match analysis.long_pieces.get(&k) {
+            // The cut is inside long letter piece k and the suffix cannot extend it: the probe's
+            // piece at `start` is exactly text[start..cut], and the suffix's pieces start afresh.
+            Some(long)
+                if cut - start > LONG_PIECE
+                    && cut <= analysis.starts[k + 1]
+                    && !split::starts_with_letter(&tail) =>
+            {
+                let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
+                long.prefix_count(piece, cut - start) + count(&tail)
+            }
+            _ => count_tail(&text[start..cut], &tail),
+        };
+        before + tokens <= budget
     })
 }
 
@@ -234,6 +323,71 @@ mod tests {
             found > 50,
             "the random cases must exercise fitting prefixes ({found})"
         );
+    }
+
+    fn random_word(rng: &mut Lcg, alphabet: &[&str], len: usize) -> String {
+        (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect()
+    }
+
+    const ALPHABETS: [&[&str]; 6] = [
+        &["a"],
+        &["a", "b"],
+        &["e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u"],
+        &["q", "w", "x", "z", "j", "k", "v", "y", "A", "Q", "Z"],
+        &["é", "ü", "ß", "ñ", "a", "e"],
+        &["中", "文", "字", "日", "本", "語", "한", "국"],
+    ];
+
+    #[test]
+    fn healed_prefix_counts_equal_direct_merges_at_every_cut() {
+        let mut rng = Lcg(99);
+        for alphabet in ALPHABETS {
+            for _ in 0..2 {
+                let len = 1500 + rng.below(800);
+                let word = random_word(&mut rng, alphabet, len);
+                let piece = word.as_bytes();
+                let long = LongPiece::new(piece);
+                let mut direct = Vec::new();
+                for (cut, _) in word.char_indices().skip(1) {
+                    direct.clear();
+                    bpe::merge(&piece[..cut], &mut direct);
+                    assert_eq!(
+                        long.prefix_count(piece, cut),
+                        direct.len(),
+                        "{alphabet:?} cut {cut}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_search_inside_a_long_word_equals_brute_force() {
+        let mut rng = Lcg(5);
+        for alphabet in ALPHABETS {
+            let len = 1200 + rng.below(600);
+            let word = random_word(&mut rng, alphabet, len);
+            let text = format!("{{\"k\": \"{word}\"}}");
+            let total = text.chars().count();
+            let marker = |l: usize| format!("[…truncated: {} chars removed]", total - l);
+            for _ in 0..3 {
+                let budget = 10 + rng.below(count(&text));
+                let floor = rng.below(5);
+                let expected = brute_force(&text, floor, total - 1, budget, marker);
+                let got = largest_fitting_prefix(&text, floor, total - 1, budget, marker);
+                assert_eq!(got, expected, "{alphabet:?} budget {budget}");
+            }
+            // A suffix starting with a letter extends the piece: no healing, still exact.
+            let letters = |l: usize| format!("x{}", total - l);
+            let budget = count(&text) / 2;
+            let expected = brute_force(&text, 0, total - 1, budget, letters);
+            assert_eq!(
+                largest_fitting_prefix(&text, 0, total - 1, budget, letters),
+                expected
+            );
+        }
     }
 
     #[test]

@@ -185,6 +185,21 @@ pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
     lookahead
 }
 
+/// Whether the last code point of the non-empty `bytes` is a letter (for a piece: it is a
+/// `[^\r\n\p{L}\p{N}]?\p{L}+` piece or a contraction).
+pub fn ends_with_letter(bytes: &[u8]) -> bool {
+    let mut at = bytes.len() - 1;
+    while bytes[at] & 0xC0 == 0x80 {
+        at -= 1;
+    }
+    class_at(bytes, at).0 == CLASS_LETTER
+}
+
+/// Whether the first code point of `text` is a letter (false when empty).
+pub fn starts_with_letter(text: &str) -> bool {
+    !text.is_empty() && class_at(text.as_bytes(), 0).0 == CLASS_LETTER
+}
+
 /// The pieces of `text` as byte ranges, in order, covering it exactly.
 pub fn pieces(text: &str) -> Pieces<'_> {
     Pieces {
