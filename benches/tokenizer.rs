@@ -126,6 +126,23 @@ fn main() {
         );
     }
 
+    // S-4 when the cut falls inside one 256 KiB word (the healed path).
+    let word_doc = format!("{{\"blob\": \"{}\"}}", random_letters(256 * KIB));
+    let word_chars = word_doc.chars().count();
+    let word_budget = count(&word_doc) / 2;
+    let (found, word_query) = time(|| {
+        largest_fitting_prefix(&word_doc, 0, word_chars - 1, word_budget, |l| {
+            format!(
+                "[…truncated: {} chars removed under token-efficiency/v1 S-4]",
+                word_chars - l
+            )
+        })
+    });
+    println!(
+        "S-4 prefix search inside one 256 KiB word, budget {word_budget}: {:.1} ms per query (L = {found:?})",
+        ms(word_query)
+    );
+
     // S-4: largest prefix that fits with a marker, per query, vs binary search with full re-tokenization.
     let total_chars = mixed.chars().count();
     let marker = |l: usize| {

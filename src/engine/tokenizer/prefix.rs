@@ -27,7 +27,7 @@ use super::{bpe, count, split};
 const LONG_PIECE: usize = 1024;
 
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
-const HEAL_MARGIN: usize = 64;
+const HEAL_MARGIN: usize = 16;
 
 /// Merge result of one long letter piece: its ids and their cumulative end offsets.
 struct LongPiece {
