@@ -13,6 +13,7 @@
 //!   token bytes to rank; a slot holds `fingerprint << RANK_BITS | rank`, `u32::MAX` when empty.
 //!   The 8 tokens whose bytes start with EF BB BF are left out: gpt-tokenizer can never find them
 //!   (it decodes token bytes with a BOM-stripping TextDecoder), and we reproduce that.
+//! - `cl100k_two_byte_ranks.bin`: a direct 65,536-entry table of the two-byte tokens.
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
 //! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
 
@@ -59,11 +60,13 @@ fn main() {
     }
     offsets.push(token_bytes.len() as u32);
     let slots = rank_slots(&tokens);
+    let two_byte = two_byte_ranks(&tokens);
     let (blocks, table) = class_table(&String::from_utf8(classes).expect("class file is UTF-8"));
 
     write(&out, "cl100k_token_bytes.bin", &token_bytes);
     write(&out, "cl100k_token_offsets.bin", &le_u32(&offsets));
     write(&out, "cl100k_rank_slots.bin", &le_u32(&slots));
+    write(&out, "cl100k_two_byte_ranks.bin", &le_u32(&two_byte));
     let blocks_le: Vec<u8> = blocks.iter().flat_map(|b| b.to_le_bytes()).collect();
     write(&out, "js_class_blocks.bin", &blocks_le);
     write(&out, "js_class_table.bin", &table);
@@ -82,6 +85,7 @@ fn main() {
         ("TOKEN_BYTES", "cl100k_token_bytes.bin"),
         ("TOKEN_OFFSETS", "cl100k_token_offsets.bin"),
         ("RANK_SLOTS", "cl100k_rank_slots.bin"),
+        ("TWO_BYTE_RANKS", "cl100k_two_byte_ranks.bin"),
         ("CLASS_BLOCKS", "js_class_blocks.bin"),
         ("CLASS_TABLE", "js_class_table.bin"),
     ] {
@@ -188,6 +192,16 @@ fn rank_slots(tokens: &[Vec<u8>]) -> Vec<u32> {
         "rank table probes too long: {longest_probe}"
     );
     slots
+}
+
+/// Direct table of the two-byte tokens (the first lookup of every merge is a byte pair):
+/// index `b0 << 8 | b1`, `EMPTY_SLOT` when the pair is not a token.
+fn two_byte_ranks(tokens: &[Vec<u8>]) -> Vec<u32> {
+    let mut table = vec![EMPTY_SLOT; 1 << 16];
+    for (rank, token) in tokens.iter().enumerate().filter(|(_, t)| t.len() == 2) {
+        table[(token[0] as usize) << 8 | token[1] as usize] = rank as u32;
+    }
+    table
 }
 
 /// Two-level class table: `blocks[cp >> 8]` names a 256-entry row of `table`.

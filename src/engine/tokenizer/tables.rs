@@ -11,7 +11,7 @@ mod generated {
 
 use generated::{
     CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS, TOKEN_BYTES,
-    TOKEN_OFFSETS,
+    TOKEN_OFFSETS, TWO_BYTE_RANKS,
 };
 pub use generated::{CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER, CLASS_SPACE};
 
@@ -42,6 +42,10 @@ pub fn token_bytes(rank: u32) -> &'static [u8] {
 /// EF BB BF (gpt-tokenizer's lookups can never reach them).
 #[inline]
 pub fn rank_of(bytes: &[u8]) -> Option<u32> {
+    if bytes.len() == 2 {
+        let rank = u32_at(TWO_BYTE_RANKS, (bytes[0] as usize) << 8 | bytes[1] as usize);
+        return (rank != EMPTY_SLOT).then_some(rank);
+    }
     let h = piece_hash(bytes);
     let mut index = (h >> (64 - SLOT_BITS)) as usize;
     let fingerprint = ((h >> 8) as u32) & ((1 << (32 - RANK_BITS)) - 1);
