@@ -79,8 +79,8 @@ struct Analysis {
     tokens_before: Vec<usize>,
     /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
     lookahead_before: Vec<usize>,
-    /// Merge results of the long letter pieces, by piece index.
-    long_pieces: std::collections::HashMap<usize, LongPiece>,
+    /// Merge results of the long letter pieces, by ascending piece index.
+    long_pieces: Vec<(usize, LongPiece)>,
 }
 
 impl Analysis {
@@ -89,7 +89,7 @@ impl Analysis {
         let (mut starts, mut tokens_before, mut lookahead_before) = (vec![], vec![], vec![]);
         let (mut tokens, mut lookahead) = (0, 0);
         let mut scratch = Vec::new();
-        let mut long_pieces = std::collections::HashMap::new();
+        let mut long_pieces = Vec::new();
         for piece in split::pieces(text) {
             starts.push(piece.start);
             tokens_before.push(tokens);
@@ -102,7 +102,7 @@ impl Analysis {
             {
                 let long = LongPiece::new(piece);
                 tokens += long.ids.len();
-                long_pieces.insert(starts.len() - 1, long);
+                long_pieces.push((starts.len() - 1, long));
             } else {
                 tokens += bpe::count_piece(piece, &mut scratch);
             }
@@ -116,6 +116,15 @@ impl Analysis {
             lookahead_before,
             long_pieces,
         }
+    }
+
+    /// The long-piece merge result of piece `k`, if it kept one.
+    fn long_piece(&self, k: usize) -> Option<&LongPiece> {
+        let at = self
+            .long_pieces
+            .binary_search_by_key(&k, |(piece, _)| *piece)
+            .ok()?;
+        Some(&self.long_pieces[at].1)
     }
 
     /// The last boundary that is safe for a probe cut at byte `cut`: its start is at or before
@@ -195,7 +204,7 @@ where
             return false;
         }
         let tail = suffix(l);
-        let tokens = match analysis.long_pieces.get(&k) {
+        let tokens = match analysis.long_piece(k) {
             // The cut is inside long letter piece k and the suffix cannot extend it: the probe's
             // piece at `start` is exactly text[start..cut], and the suffix's pieces start afresh.
             Some(long)
