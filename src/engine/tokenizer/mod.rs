@@ -1,59 +1,67 @@
-//! cl100k_base token counts, exact to gpt-tokenizer (encode with no special tokens allowed:
-//! special-token spellings are ordinary text).
+//! cl100k_base token counts, exact to npm gpt-tokenizer@4.0.0 (`encode` with
+//! `disallowedSpecial: new Set()`: special-token spellings are ordinary text).
 //!
 //! API contract used by every family (stable; internals may change):
 //! - [`encode`] returns the token ids; [`count`] their number.
 //! - [`largest_fitting_prefix`] finds the true maximum code-point boundary for S-4.
 //!
-//! This first cut delegates to tiktoken-rs's `CoreBPE::encode_ordinary`; the JS-compatible split and
-//! the fast path replace it behind the same functions.
+//! How it stays exact: the pre-tokenizer ([`split`]) reproduces gpt-tokenizer's split regex as V8
+//! runs it (JavaScript `\s`, V8's Unicode 17 `\p{L}`/`\p{N}` tables generated from Node), and the
+//! merge ([`bpe`]) reproduces its rank function, including the TextDecoder quirk that makes the 8
+//! tokens starting EF BB BF unreachable. The oracle corpus (tests/tokenizer_oracle.rs) checks ids.
+//!
+//! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
+//! first call), no regex engine runs, and long pieces merge in O(n log n).
+//!
+//! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
-use std::sync::OnceLock;
-use tiktoken_rs::CoreBPE;
-
-fn bpe() -> &'static CoreBPE {
-    static BPE: OnceLock<CoreBPE> = OnceLock::new();
-    BPE.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded cl100k_base table parses"))
-}
+mod bpe;
+mod hash;
+mod prefix;
+mod split;
+mod tables;
 
 /// Token ids of `text` under cl100k_base, special-token spellings encoded as ordinary text.
 pub fn encode(text: &str) -> Vec<u32> {
-    bpe().encode_ordinary(text)
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len() / 3 + 1);
+    for piece in split::pieces(text) {
+        bpe::encode_piece(&bytes[piece], &mut out);
+    }
+    out
 }
 
 /// Number of tokens of `text` under cl100k_base.
 pub fn count(text: &str) -> usize {
-    encode(text).len()
+    let bytes = text.as_bytes();
+    let mut scratch = Vec::new();
+    split::pieces(text)
+        .map(|piece| bpe::count_piece(&bytes[piece], &mut scratch))
+        .sum()
+}
+
+/// Number of tokens of `head` followed by `tail`, counted as one joined text (never a sum of
+/// parts), without the caller building the joined string.
+pub fn count_joined(head: &str, tail: &str) -> usize {
+    prefix::count_joined(head, tail)
 }
 
 /// The largest code-point boundary `L` with `floor <= L <= max` such that
 /// `count(text[..L] + suffix(L)) <= budget`, or `None` when no such `L` exists.
-/// Counts are not monotone over prefixes, so this is the true maximum, not a bisection.
+/// `L`, `floor` and `max` count code points (chars), not bytes; `max` is clamped to the number of
+/// code points of `text`. Counts are not monotone over prefixes, so this is the true maximum, not
+/// a bisection. `suffix` is called only for candidates that are actually measured.
 pub fn largest_fitting_prefix<F>(
     text: &str,
     floor: usize,
     max: usize,
     budget: usize,
-    mut suffix: F,
+    suffix: F,
 ) -> Option<usize>
 where
     F: FnMut(usize) -> String,
 {
-    let boundaries: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()))
-        .collect();
-    let max = max.min(boundaries.len() - 1);
-    if floor > max {
-        return None;
-    }
-    (floor..=max).rev().find(|&l| {
-        let mut probe = String::with_capacity(boundaries[l] + 64);
-        probe.push_str(&text[..boundaries[l]]);
-        probe.push_str(&suffix(l));
-        count(&probe) <= budget
-    })
+    prefix::largest_fitting_prefix(text, floor, max, budget, suffix)
 }
 
 #[cfg(test)]
@@ -68,7 +76,36 @@ mod tests {
 
     #[test]
     fn special_token_spellings_are_ordinary_text() {
-        assert!(count("<|endoftext|>") > 1);
+        assert_eq!(
+            encode("<|endoftext|> hi"),
+            [27, 91, 8862, 728, 428, 91, 29, 15960]
+        );
+    }
+
+    #[test]
+    fn bom_and_next_line_follow_gpt_tokenizer() {
+        // Reference ids from npm gpt-tokenizer 4.0.0.
+        assert_eq!(encode("\u{FEFF}hello"), [171, 3299, 15339]);
+        assert_eq!(encode("a\u{FEFF}b"), [64, 171, 3299, 65]);
+        assert_eq!(encode("x\u{85}y"), [87, 126, 227, 88]);
+    }
+
+    #[test]
+    fn matches_tiktoken_where_both_agree() {
+        let reference = tiktoken_rs::cl100k_base().expect("tiktoken table");
+        let samples = [
+            "Hello, world! It's a test.\n\n  fn main() { println!(\"hi\"); }\n",
+            "Numbers 1234567 and  spaces   and\ttabs\r\n",
+            "中文字符和日本語のテキスト。한국어도 있습니다.",
+            "emoji 👩‍👩‍👧‍👦 and 🇨🇦 flags",
+            "",
+            "   ",
+            "I'LL SHE'S we've THEY'RE",
+        ];
+        for s in samples {
+            assert_eq!(encode(s), reference.encode_ordinary(s), "{s:?}");
+            assert_eq!(count(s), encode(s).len());
+        }
     }
 
     #[test]

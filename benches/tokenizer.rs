@@ -1,0 +1,182 @@
+//! Tokenizer benchmark (one run, release profile): `cargo bench --bench tokenizer -- <corpus>`,
+//! normally driven by scripts/bench-tokenizer.sh, which first writes the 1 MiB mixed corpus with
+//! corpus/tokenizer/bench.mjs and afterwards times gpt-tokenizer in Node on the same file.
+//!
+//! Prints: cold start (first call in a fresh process) for ours and stock tiktoken-rs; throughput
+//! on the mixed corpus for both; the worst case (one 256 KiB word) against the same bytes of mixed
+//! text; and S-4 prefix search per query against a binary search that re-tokenizes the whole
+//! prefix per probe.
+
+use context_meter::engine::tokenizer::{count, encode, largest_fitting_prefix};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const KIB: usize = 1024;
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed())
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, Duration) {
+    let (mut value, mut best) = time(&mut f);
+    for _ in 1..runs {
+        let (v, d) = time(&mut f);
+        if d < best {
+            best = d;
+        }
+        value = v;
+    }
+    (value, best)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn throughput(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / MIB / d.as_secs_f64()
+}
+
+/// The largest char boundary at or below `at`.
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A deterministic word of `len` ASCII letters (xorshift over a-z).
+fn random_letters(len: usize) -> String {
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (b'a' + (state % 26) as u8) as char
+        })
+        .collect()
+}
+
+fn main() {
+    let path = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_else(|| "target/tokenizer-bench/mixed.txt".to_string());
+    let mixed = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (run scripts/bench-tokenizer.sh)"));
+
+    // Cold start: the very first call of each in this process.
+    let (first, ours_cold) = time(|| count(black_box("hello world")));
+    let (stock, stock_cold) = time(|| tiktoken_rs::cl100k_base().expect("tiktoken table"));
+    println!(
+        "cold start: ours first count {:.3} ms ({first} tokens; tables are static, nothing is built); \
+         tiktoken-rs cl100k_base() {:.1} ms",
+        ms(ours_cold),
+        ms(stock_cold)
+    );
+
+    // Throughput on the mixed corpus.
+    let bytes = mixed.len();
+    let (ids, ours) = best_of(3, || encode(black_box(&mixed)));
+    let (n, ours_count) = best_of(3, || count(black_box(&mixed)));
+    assert_eq!(n, ids.len());
+    let (stock_ids, stock_time) = best_of(3, || stock.encode_ordinary(black_box(&mixed)));
+    let differing = ids.iter().zip(&stock_ids).position(|(a, b)| a != b);
+    println!(
+        "mixed corpus {bytes} bytes -> {} tokens: ours encode {:.1} ms = {:.1} MiB/s, count {:.1} ms = {:.1} MiB/s; \
+         tiktoken-rs encode_ordinary {:.1} ms = {:.1} MiB/s ({} tokens{}) -> ours/stock {:.2}x",
+        ids.len(),
+        ms(ours),
+        throughput(bytes, ours),
+        ms(ours_count),
+        throughput(bytes, ours_count),
+        ms(stock_time),
+        throughput(bytes, stock_time),
+        stock_ids.len(),
+        if differing.is_some() { ", differs: JS \\s / BOM / Unicode tables" } else { "" },
+        stock_time.as_secs_f64() / ours.as_secs_f64()
+    );
+
+    // Worst case: one 256 KiB word against 256 KiB of mixed text.
+    let slice = &mixed[..floor_boundary(&mixed, 256 * KIB)];
+    let (_, slice_time) = best_of(3, || count(black_box(slice)));
+    for (name, word) in [
+        ("random a-z", random_letters(256 * KIB)),
+        ("'a' repeated", "a".repeat(256 * KIB)),
+    ] {
+        let (n, word_time) = best_of(3, || count(black_box(&word)));
+        println!(
+            "worst case, one 256 KiB word ({name}): {n} tokens in {:.1} ms vs 256 KiB mixed {:.1} ms -> {:.2}x",
+            ms(word_time),
+            ms(slice_time),
+            word_time.as_secs_f64() / slice_time.as_secs_f64()
+        );
+    }
+    for kib in [8, 16, 32] {
+        let word = random_letters(kib * KIB);
+        let (_, t) = time(|| stock.encode_ordinary(black_box(&word)).len());
+        println!(
+            "tiktoken-rs stock, one {kib} KiB word (random a-z): {:.1} ms ({:.1} us/KiB; quadratic merge)",
+            ms(t),
+            t.as_secs_f64() * 1e6 / kib as f64
+        );
+    }
+
+    // S-4 when the cut falls inside one 256 KiB word (the healed path).
+    let word_doc = format!("{{\"blob\": \"{}\"}}", random_letters(256 * KIB));
+    let word_chars = word_doc.chars().count();
+    let word_budget = count(&word_doc) / 2;
+    let (found, word_query) = time(|| {
+        largest_fitting_prefix(&word_doc, 0, word_chars - 1, word_budget, |l| {
+            format!(
+                "[…truncated: {} chars removed under token-efficiency/v1 S-4]",
+                word_chars - l
+            )
+        })
+    });
+    println!(
+        "S-4 prefix search inside one 256 KiB word, budget {word_budget}: {:.1} ms per query (L = {found:?})",
+        ms(word_query)
+    );
+
+    // S-4: largest prefix that fits with a marker, per query, vs binary search with full re-tokenization.
+    let total_chars = mixed.chars().count();
+    let marker = |l: usize| {
+        format!(
+            "[…truncated: {} chars removed under token-efficiency/v1 S-4]",
+            total_chars - l
+        )
+    };
+    for budget_share in [4, 2] {
+        let budget = ids.len() / budget_share;
+        let (found, ours_query) =
+            time(|| largest_fitting_prefix(&mixed, 0, total_chars - 1, budget, marker));
+        let cuts: Vec<usize> = mixed.char_indices().map(|(i, _)| i).collect();
+        let (bisected, bisect_time) = time(|| {
+            let (mut lo, mut hi) = (0usize, total_chars); // bisection: not exact, counts are not monotone
+            let mut probes = 0;
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                probes += 1;
+                if count(&format!("{}{}", &mixed[..cuts[mid]], marker(mid))) <= budget {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            (lo, probes)
+        });
+        println!(
+            "S-4 prefix search, budget {budget} tokens: ours {:.1} ms per query (L = {found:?}); \
+             binary search with full re-tokenization {:.1} ms ({} probes, L = {})",
+            ms(ours_query),
+            ms(bisect_time),
+            bisected.1,
+            bisected.0
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! S-4 prefix search and joined counts without re-tokenizing whole texts.
+//!
+//! The pre-tokenizer is local: the piece starting at `s` depends only on the bytes up to its
+//! lookahead (see [`split::piece_lookahead`]). So for a probe `text[..B] + suffix`, every piece of
+//! `text` whose lookahead ends at or before `B` is also a piece of the probe, with the same ids.
+//! [`Analysis`] tokenizes `text` once and records, for each piece boundary, the tokens before it and
+//! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
+//! boundary that is safe for `B` ("the local tail") plus the suffix.
+//!
+//! One case needs more: when the cut falls inside one long letter piece (a 256 KiB word, base64
+//! padding "AAAA…"), the local tail is that whole piece prefix and re-merging it per probe would
+//! be quadratic. For such pieces the analysis keeps the piece's merge result, and a probe "heals"
+//! it: keep the piece's tokens that end at least a little before the cut, merge only the bytes from
+//! there to the cut, and accept when the junction pair is valid (merging the two tokens' bytes
+//! gives exactly that pair). A merge result is the unique token sequence whose adjacent pairs are
+//! all valid, so an accepted heal is exact; otherwise it backs off further, and finally merges the
+//! whole prefix. Pieces holding EF BB BF (gpt-tokenizer's irregular rank lookups) never heal.
+//!
+//! The search is exact: candidates are measured from the largest down, and a candidate is skipped
+//! only when the tokens before its safe boundary alone already exceed the budget (a true lower
+//! bound: the tail adds tokens, never removes them).
+
+use super::{bpe, count, split};
+
+/// Letter pieces longer than this keep their merge result for healing; tails longer than this
+/// inside such a piece are healed instead of re-merged.
+const LONG_PIECE: usize = 1024;
+
+/// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
+const HEAL_MARGIN: usize = 16;
+
+/// Merge result of one long letter piece: its ids and their cumulative end offsets.
+struct LongPiece {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl LongPiece {
+    fn new(piece: &[u8]) -> LongPiece {
+        let mut ids = Vec::new();
+        bpe::merge(piece, &mut ids);
+        let mut end = 0;
+        let ends = ids
+            .iter()
+            .map(|&id| {
+                end += super::tables::token_bytes(id).len();
+                end
+            })
+            .collect();
+        LongPiece { ids, ends }
+    }
+
+    /// Number of ids of the merge of `piece[..cut]`, where `piece` is the piece this was built from.
+    fn prefix_count(&self, piece: &[u8], cut: usize) -> usize {
+        let mut scratch = Vec::new();
+        let mut margin = HEAL_MARGIN;
+        while margin < cut {
+            let kept = self.ends.partition_point(|&end| end <= cut - margin);
+            if kept == 0 {
+                break;
+            }
+            scratch.clear();
+            bpe::merge(&piece[self.ends[kept - 1]..cut], &mut scratch);
+            if bpe::is_valid_pair(self.ids[kept - 1], scratch[0]) {
+                return kept + scratch.len();
+            }
+            margin *= 4;
+        }
+        scratch.clear();
+        bpe::merge(&piece[..cut], &mut scratch);
+        scratch.len()
+    }
+}
+
+struct Analysis {
+    /// Piece start offsets, then `text.len()`.
+    starts: Vec<usize>,
+    /// `tokens_before[k]`: tokens of the pieces before boundary `k`.
+    tokens_before: Vec<usize>,
+    /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
+    lookahead_before: Vec<usize>,
+    /// Merge results of the long letter pieces, by ascending piece index.
+    long_pieces: Vec<(usize, LongPiece)>,
+}
+
+impl Analysis {
+    fn new(text: &str) -> Analysis {
+        let bytes = text.as_bytes();
+        let (mut starts, mut tokens_before, mut lookahead_before) = (vec![], vec![], vec![]);
+        let (mut tokens, mut lookahead) = (0, 0);
+        let mut scratch = Vec::new();
+        let mut long_pieces = Vec::new();
+        for piece in split::pieces(text) {
+            starts.push(piece.start);
+            tokens_before.push(tokens);
+            lookahead_before.push(lookahead);
+            lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
+            let piece = &bytes[piece];
+            if piece.len() > LONG_PIECE
+                && split::ends_with_letter(piece)
+                && !bpe::contains_bom(piece)
+            {
+                let long = LongPiece::new(piece);
+                tokens += long.ids.len();
+                long_pieces.push((starts.len() - 1, long));
+            } else {
+                tokens += bpe::count_piece(piece, &mut scratch);
+            }
+        }
+        starts.push(text.len());
+        tokens_before.push(tokens);
+        lookahead_before.push(lookahead);
+        Analysis {
+            starts,
+            tokens_before,
+            lookahead_before,
+            long_pieces,
+        }
+    }
+
+    /// The long-piece merge result of piece `k`, if it kept one.
+    fn long_piece(&self, k: usize) -> Option<&LongPiece> {
+        let at = self
+            .long_pieces
+            .binary_search_by_key(&k, |(piece, _)| *piece)
+            .ok()?;
+        Some(&self.long_pieces[at].1)
+    }
+
+    /// The last boundary that is safe for a probe cut at byte `cut`: its start is at or before
+    /// `cut` and no earlier piece looked at or past `cut`. Boundary 0 is always safe.
+    fn safe_boundary(&self, cut: usize) -> usize {
+        let safe = |k: usize| self.starts[k] <= cut && self.lookahead_before[k] <= cut;
+        // `safe` holds for a prefix of boundaries (both arrays are nondecreasing).
+        let (mut lo, mut hi) = (0, self.starts.len()); // safe(lo), !safe(hi) or hi = len
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if safe(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+fn count_tail(head: &str, tail: &str) -> usize {
+    let mut joined = String::with_capacity(head.len() + tail.len());
+    joined.push_str(head);
+    joined.push_str(tail);
+    count(&joined)
+}
+
+/// Tokens of `head + tail` as one text, re-tokenizing only the end of `head`.
+pub fn count_joined(head: &str, tail: &str) -> usize {
+    if tail.is_empty() {
+        return count(head);
+    }
+    let analysis = Analysis::new(head);
+    let k = analysis.safe_boundary(head.len());
+    analysis.tokens_before[k] + count_tail(&head[analysis.starts[k]..], tail)
+}
+
+pub fn largest_fitting_prefix<F>(
+    text: &str,
+    floor: usize,
+    max: usize,
+    budget: usize,
+    mut suffix: F,
+) -> Option<usize>
+where
+    F: FnMut(usize) -> String,
+{
+    let cuts: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    let max = max.min(cuts.len() - 1);
+    if floor > max {
+        return None;
+    }
+    let analysis = Analysis::new(text);
+    let lower_bound = |l: usize| analysis.tokens_before[analysis.safe_boundary(cuts[l])];
+    // Largest candidate whose lower bound fits (the bound is nondecreasing in l).
+    if lower_bound(floor) > budget {
+        return None;
+    }
+    let (mut lo, mut hi) = (floor, max + 1); // lower_bound(lo) <= budget; hi fails or is past max
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if lower_bound(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (floor..=lo).rev().find(|&l| {
+        let cut = cuts[l];
+        let k = analysis.safe_boundary(cut);
+        let (start, before) = (analysis.starts[k], analysis.tokens_before[k]);
+        if before > budget {
+            return false;
+        }
+        let tail = suffix(l);
+        let tokens = match analysis.long_piece(k) {
+            // The cut is inside long letter piece k and the suffix cannot extend it: the probe's
+            // piece at `start` is exactly text[start..cut], and the suffix's pieces start afresh.
+            Some(long)
+                if cut - start > LONG_PIECE
+                    && cut <= analysis.starts[k + 1]
+                    && !split::starts_with_letter(&tail) =>
+            {
+                let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
+                long.prefix_count(piece, cut - start) + count(&tail)
+            }
+            _ => count_tail(&text[start..cut], &tail),
+        };
+        before + tokens <= budget
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute_force(
+        text: &str,
+        floor: usize,
+        max: usize,
+        budget: usize,
+        suffix: impl Fn(usize) -> String,
+    ) -> Option<usize> {
+        let cuts: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
+        let max = max.min(cuts.len() - 1);
+        (floor..=max)
+            .rev()
+            .find(|&l| count(&format!("{}{}", &text[..cuts[l]], suffix(l))) <= budget)
+    }
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+    }
+
+    fn random_text(rng: &mut Lcg, len: usize) -> String {
+        let atoms = [
+            "a",
+            "b",
+            "The",
+            " quick",
+            "'s",
+            "'LL",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\t",
+            "1",
+            "23",
+            "{",
+            "}",
+            "\"",
+            ":",
+            ",",
+            "é",
+            "中",
+            "\u{FEFF}",
+            "\u{85}",
+            "👩‍👩‍👧",
+            "e\u{301}",
+            "[",
+            "…",
+            "x",
+            "S-4",
+        ];
+        (0..len).map(|_| atoms[rng.below(atoms.len())]).collect()
+    }
+
+    #[test]
+    fn joined_counts_equal_counts_of_the_joined_text() {
+        let mut rng = Lcg(7);
+        for _ in 0..300 {
+            let (head_len, tail_len) = (rng.below(40), rng.below(6));
+            let head = random_text(&mut rng, head_len);
+            let tail = random_text(&mut rng, tail_len);
+            assert_eq!(
+                count_joined(&head, &tail),
+                count(&format!("{head}{tail}")),
+                "{head:?}+{tail:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_search_equals_brute_force_with_an_s4_marker() {
+        let mut rng = Lcg(42);
+        let mut found = 0;
+        for _ in 0..250 {
+            let len = 1 + rng.below(60);
+            let text = random_text(&mut rng, len);
+            let total = text.chars().count();
+            let floor = rng.below(total / 2 + 1);
+            let max = total - 1 + rng.below(3);
+            let budget = rng.below(count(&text) + 30);
+            let marker = |l: usize| {
+                format!(
+                    "[…truncated: {} chars removed under token-efficiency/v1 S-4]",
+                    total - l
+                )
+            };
+            let expected = brute_force(&text, floor, max, budget, marker);
+            let got = largest_fitting_prefix(&text, floor, max, budget, marker);
+            assert_eq!(
+                got, expected,
+                "{text:?} floor {floor} max {max} budget {budget}"
+            );
+            found += usize::from(got.is_some());
+        }
+        assert!(
+            found > 50,
+            "the random cases must exercise fitting prefixes ({found})"
+        );
+    }
+
+    fn random_word(rng: &mut Lcg, alphabet: &[&str], len: usize) -> String {
+        (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect()
+    }
+
+    const ALPHABETS: [&[&str]; 6] = [
+        &["a"],
+        &["a", "b"],
+        &["e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u"],
+        &["q", "w", "x", "z", "j", "k", "v", "y", "A", "Q", "Z"],
+        &["é", "ü", "ß", "ñ", "a", "e"],
+        &["中", "文", "字", "日", "本", "語", "한", "국"],
+    ];
+
+    #[test]
+    fn healed_prefix_counts_equal_direct_merges_at_every_cut() {
+        let mut rng = Lcg(99);
+        for alphabet in ALPHABETS {
+            for _ in 0..2 {
+                let len = 1500 + rng.below(800);
+                let word = random_word(&mut rng, alphabet, len);
+                let piece = word.as_bytes();
+                let long = LongPiece::new(piece);
+                let mut direct = Vec::new();
+                for (cut, _) in word.char_indices().skip(1) {
+                    direct.clear();
+                    bpe::merge(&piece[..cut], &mut direct);
+                    assert_eq!(
+                        long.prefix_count(piece, cut),
+                        direct.len(),
+                        "{alphabet:?} cut {cut}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_search_inside_a_long_word_equals_brute_force() {
+        let mut rng = Lcg(5);
+        for alphabet in ALPHABETS {
+            let len = 1200 + rng.below(600);
+            let word = random_word(&mut rng, alphabet, len);
+            let text = format!("{{\"k\": \"{word}\"}}");
+            let total = text.chars().count();
+            let marker = |l: usize| format!("[…truncated: {} chars removed]", total - l);
+            for _ in 0..3 {
+                let budget = 10 + rng.below(count(&text));
+                let floor = rng.below(5);
+                let expected = brute_force(&text, floor, total - 1, budget, marker);
+                let got = largest_fitting_prefix(&text, floor, total - 1, budget, marker);
+                assert_eq!(got, expected, "{alphabet:?} budget {budget}");
+            }
+            // A suffix starting with a letter extends the piece: no healing, still exact.
+            let letters = |l: usize| format!("x{}", total - l);
+            let budget = count(&text) / 2;
+            let expected = brute_force(&text, 0, total - 1, budget, letters);
+            assert_eq!(
+                largest_fitting_prefix(&text, 0, total - 1, budget, letters),
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_search_without_suffix_and_empty_text() {
+        assert_eq!(
+            largest_fitting_prefix("", 0, 0, 0, |_| String::new()),
+            Some(0)
+        );
+        assert_eq!(
+            largest_fitting_prefix("abc", 2, 1, 9, |_| String::new()),
+            None
+        );
+        assert_eq!(
+            largest_fitting_prefix("The quick brown", 0, 14, 2, |_| String::new()),
+            Some(9)
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! The cl100k pre-tokenizer, hand-written to match npm gpt-tokenizer's split regex exactly as V8
+//! runs it (flags `gu`, matched with `matchAll` over the whole text):
+//!
+//! ```text
+//! '(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+//! | ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s
+//! ```
+//!
+//! Alternatives are tried in order at each position (JS alternation is ordered, quantifiers greedy
+//! with backtracking); every code point is matched by some alternative, so the pieces partition the
+//! text. `\s` is JavaScript's (it includes U+FEFF and excludes U+0085); `\p{L}`, `\p{N}` come from
+//! the V8 table build.rs compiled. No regex engine runs: each alternative is a direct scan.
+
+use super::tables::{class_of, CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER};
+
+/// Decodes the code point starting at byte `at` of valid UTF-8 `bytes`: (code point, byte length).
+#[inline(always)]
+fn decode(bytes: &[u8], at: usize) -> (u32, usize) {
+    let b0 = bytes[at] as u32;
+    if b0 < 0x80 {
+        (b0, 1)
+    } else if b0 < 0xE0 {
+        (((b0 & 0x1F) << 6) | (bytes[at + 1] as u32 & 0x3F), 2)
+    } else if b0 < 0xF0 {
+        let cp = ((b0 & 0x0F) << 12)
+            | ((bytes[at + 1] as u32 & 0x3F) << 6)
+            | (bytes[at + 2] as u32 & 0x3F);
+        (cp, 3)
+    } else {
+        let cp = ((b0 & 0x07) << 18)
+            | ((bytes[at + 1] as u32 & 0x3F) << 12)
+            | ((bytes[at + 2] as u32 & 0x3F) << 6)
+            | (bytes[at + 3] as u32 & 0x3F);
+        (cp, 4)
+    }
+}
+
+/// Class and byte length of the code point at `at`.
+#[inline(always)]
+fn class_at(bytes: &[u8], at: usize) -> (u8, usize) {
+    let b0 = bytes[at];
+    if b0 < 0x80 {
+        return (class_of(b0 as u32), 1);
+    }
+    let (cp, len) = decode(bytes, at);
+    (class_of(cp), len)
+}
+
+/// End of the run of code points of class `class` starting at `at`.
+#[inline(always)]
+fn run_end(bytes: &[u8], mut at: usize, class: u8) -> usize {
+    while at < bytes.len() {
+        let (c, len) = class_at(bytes, at);
+        if c != class {
+            break;
+        }
+        at += len;
+    }
+    at
+}
+
+#[inline(always)]
+fn is_whitespace(class: u8) -> bool {
+    class >= super::tables::CLASS_SPACE
+}
+
+/// End (exclusive byte offset) of the piece that starts at `start` (`start < text.len()`).
+pub fn piece_end(bytes: &[u8], start: usize) -> usize {
+    let len = bytes.len();
+    let (c0, w0) = class_at(bytes, start);
+    let first = bytes[start];
+    // '(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])
+    if first == b'\'' && start + 1 < len {
+        let b1 = bytes[start + 1].to_ascii_lowercase();
+        match b1 {
+            b's' | b'd' | b'm' | b't' => return start + 2,
+            b'l' | b'v' | b'r' if start + 2 < len => {
+                let b2 = bytes[start + 2].to_ascii_lowercase();
+                if (b1 == b'l' && b2 == b'l') || (b1 != b'l' && b2 == b'e') {
+                    return start + 3;
+                }
+            }
+            _ => {}
+        }
+    }
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    if c0 == CLASS_LETTER {
+        return run_end(bytes, start + w0, CLASS_LETTER);
+    }
+    let next = start + w0;
+    let c1 = if next < len {
+        class_at(bytes, next).0
+    } else {
+        u8::MAX
+    };
+    if c0 != CLASS_NEWLINE && c0 != CLASS_NUMBER && c1 == CLASS_LETTER {
+        return run_end(bytes, next, CLASS_LETTER);
+    }
+    // \p{N}{1,3}
+    if c0 == CLASS_NUMBER {
+        let mut end = next;
+        for _ in 0..2 {
+            if end >= len {
+                break;
+            }
+            let (c, w) = class_at(bytes, end);
+            if c != CLASS_NUMBER {
+                break;
+            }
+            end += w;
+        }
+        return end;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    let other_from = if c0 == CLASS_OTHER {
+        Some(start)
+    } else if first == b' ' && c1 == CLASS_OTHER {
+        Some(next)
+    } else {
+        None
+    };
+    if let Some(from) = other_from {
+        let mut end = run_end(bytes, from, CLASS_OTHER);
+        while end < len && (bytes[end] == b'\r' || bytes[end] == b'\n') {
+            end += 1;
+        }
+        return end;
+    }
+    // Here the first code point is whitespace.
+    debug_assert!(is_whitespace(c0));
+    let mut run = start;
+    let mut last_newline_end = None;
+    let mut last_char_start = start;
+    while run < len {
+        let (c, w) = class_at(bytes, run);
+        if !is_whitespace(c) {
+            break;
+        }
+        if c == CLASS_NEWLINE {
+            last_newline_end = Some(run + w);
+        }
+        last_char_start = run;
+        run += w;
+    }
+    // \s+$
+    if run == len {
+        return len;
+    }
+    // \s*[\r\n]
+    if let Some(end) = last_newline_end {
+        return end;
+    }
+    // \s+(?!\S)
+    if last_char_start > start {
+        return last_char_start;
+    }
+    // \s
+    next
+}
+
+/// Exclusive end of the bytes the matcher examined to decide the piece `start..end`, or
+/// `bytes.len() + 1` when it looked at the end of the text. If another text agrees with this one
+/// on `..lookahead`, the matcher yields the same piece there (the regex has no lookbehind).
+pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
+    let len = bytes.len();
+    let after = |at: usize| {
+        if at >= len {
+            len + 1
+        } else {
+            at + class_at(bytes, at).1
+        }
+    };
+    let mut lookahead = after(end);
+    if is_whitespace(class_at(bytes, start).0) {
+        let mut run = start;
+        while run < len {
+            let (c, w) = class_at(bytes, run);
+            if !is_whitespace(c) {
+                break;
+            }
+            run += w;
+        }
+        lookahead = lookahead.max(after(run));
+    }
+    lookahead
+}
+
+/// Whether the last code point of the non-empty `bytes` is a letter (for a piece: it is a
+/// `[^\r\n\p{L}\p{N}]?\p{L}+` piece or a contraction).
+pub fn ends_with_letter(bytes: &[u8]) -> bool {
+    let mut at = bytes.len() - 1;
+    while bytes[at] & 0xC0 == 0x80 {
+        at -= 1;
+    }
+    class_at(bytes, at).0 == CLASS_LETTER
+}
+
+/// Whether the first code point of `text` is a letter (false when empty).
+pub fn starts_with_letter(text: &str) -> bool {
+    !text.is_empty() && class_at(text.as_bytes(), 0).0 == CLASS_LETTER
+}
+
+/// The pieces of `text` as byte ranges, in order, covering it exactly.
+pub fn pieces(text: &str) -> Pieces<'_> {
+    Pieces {
+        bytes: text.as_bytes(),
+        at: 0,
+    }
+}
+
+pub struct Pieces<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = std::ops::Range<usize>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let start = self.at;
+        self.at = piece_end(self.bytes, start);
+        Some(start..self.at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &str) -> Vec<&str> {
+        pieces(text).map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn splits_like_the_reference_regex() {
+        assert_eq!(split("Hello world"), ["Hello", " world"]);
+        assert_eq!(split("I'LL don't"), ["I", "'LL", " don", "'t"]);
+        assert_eq!(split("12345"), ["123", "45"]);
+        assert_eq!(split("a   b"), ["a", "  ", " b"]);
+        assert_eq!(split("x \n\n y"), ["x", " \n\n", " y"]);
+        assert_eq!(split("end  "), ["end", "  "]);
+        assert_eq!(split(" {}\n\nz"), [" {}\n\n", "z"]);
+        assert_eq!(split("\t\u{FEFF}word"), ["\t", "\u{FEFF}word"]);
+        assert_eq!(split("a\u{85}b"), ["a", "\u{85}b"]);
+        assert_eq!(split("  1"), [" ", " ", "1"]);
+    }
+}

@@ -1,0 +1,110 @@
+//! Read-only views of the tables build.rs precomputed (see build.rs for their layout and pins):
+//! cl100k_base token bytes by rank, the bytes → rank hash table, and V8's code-point classes.
+//! Nothing here allocates or parses; every lookup reads static bytes.
+
+use super::hash::piece_hash;
+
+#[allow(dead_code)] // TOKEN_COUNT is read by the tests only
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/cl100k_tables.rs"));
+}
+
+use generated::{
+    CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS, TOKEN_BYTES,
+    TOKEN_OFFSETS, TWO_BYTE_RANKS,
+};
+pub use generated::{CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER, CLASS_SPACE};
+
+const SLOT_MASK: usize = (1 << SLOT_BITS) - 1;
+const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
+
+#[inline(always)]
+fn u32_at(bytes: &[u8], index: usize) -> u32 {
+    let at = index * 4;
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// Number of ordinary (mergeable) tokens in cl100k_base.
+#[cfg(test)]
+pub fn token_count() -> usize {
+    generated::TOKEN_COUNT
+}
+
+/// The bytes of token `rank` (`rank < token_count()`).
+#[inline]
+pub fn token_bytes(rank: u32) -> &'static [u8] {
+    let start = u32_at(TOKEN_OFFSETS, rank as usize) as usize;
+    let end = u32_at(TOKEN_OFFSETS, rank as usize + 1) as usize;
+    &TOKEN_BYTES[start..end]
+}
+
+/// The rank of the token whose bytes are exactly `bytes`, excluding the 8 tokens that start with
+/// EF BB BF (gpt-tokenizer's lookups can never reach them).
+#[inline]
+pub fn rank_of(bytes: &[u8]) -> Option<u32> {
+    if bytes.len() == 2 {
+        let rank = u32_at(TWO_BYTE_RANKS, (bytes[0] as usize) << 8 | bytes[1] as usize);
+        return (rank != EMPTY_SLOT).then_some(rank);
+    }
+    let h = piece_hash(bytes);
+    let mut index = (h >> (64 - SLOT_BITS)) as usize;
+    let fingerprint = ((h >> 8) as u32) & ((1 << (32 - RANK_BITS)) - 1);
+    loop {
+        let slot = u32_at(RANK_SLOTS, index);
+        if slot == EMPTY_SLOT {
+            return None;
+        }
+        if slot >> RANK_BITS == fingerprint {
+            let rank = slot & RANK_MASK;
+            if token_bytes(rank) == bytes {
+                return Some(rank);
+            }
+        }
+        index = (index + 1) & SLOT_MASK;
+    }
+}
+
+/// The pre-tokenizer class of code point `cp` under V8's `\p{L}`, `\p{N}`, `\s` (CR and LF are
+/// `CLASS_NEWLINE`, other `\s` members `CLASS_SPACE`).
+#[inline(always)]
+pub fn class_of(cp: u32) -> u8 {
+    let block = (cp >> 8) as usize;
+    let row = u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]]) as usize;
+    CLASS_TABLE[row * 256 + (cp & 0xFF) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_token_but_the_bom_ones_is_found_at_its_rank() {
+        let mut bom_tokens = 0;
+        for rank in 0..token_count() as u32 {
+            let bytes = token_bytes(rank);
+            if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                bom_tokens += 1;
+                assert_eq!(rank_of(bytes), None);
+            } else {
+                assert_eq!(rank_of(bytes), Some(rank));
+            }
+        }
+        assert_eq!(bom_tokens, 8);
+        assert_eq!(token_count(), 100_256);
+    }
+
+    #[test]
+    fn classes_follow_javascript() {
+        assert_eq!(class_of('a' as u32), CLASS_LETTER);
+        assert_eq!(class_of('7' as u32), CLASS_NUMBER);
+        assert_eq!(class_of('\n' as u32), CLASS_NEWLINE);
+        assert_eq!(class_of('\r' as u32), CLASS_NEWLINE);
+        assert_eq!(class_of(' ' as u32), CLASS_SPACE);
+        assert_eq!(class_of(0xFEFF), CLASS_SPACE); // JS \s includes U+FEFF
+        assert_eq!(class_of(0x85), CLASS_OTHER); // JS \s excludes U+0085
+        assert_eq!(class_of('.' as u32), CLASS_OTHER);
+        assert_eq!(class_of(0x4E2D), CLASS_LETTER); // 中
+        assert_eq!(class_of(0x0663), CLASS_NUMBER); // Arabic-Indic three
+        assert_eq!(class_of(0x10FFFF), CLASS_OTHER);
+    }
+}
