@@ -11,8 +11,13 @@ use context_meter::engine::LedgerValue;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
+/// `shared/samples` beside the repository (CI and /work/main: `../shared`), or beside an ancestor.
 fn samples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("../shared/samples"))
+        .find(|dir| dir.is_dir())
+        .expect("../shared/samples beside the repository")
 }
 
 fn strings(v: &Value, out: &mut Vec<String>) {

@@ -37,7 +37,6 @@ fn counts_and_choice_match_the_independent_reference() {
 }
 
 #[test]
-#[ignore = "needs the JS-exact tokenizer (U+FEFF deviation of gpt-tokenizer); un-ignore once engine::tokenizer is exact"]
 fn counts_and_choice_match_on_cases_holding_a_bom() {
     check_cases(holds_bom, 50);
 }
