@@ -7,8 +7,8 @@
 //! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
 //! boundary that is safe for `B` ("the local tail") plus the suffix.
 //!
-//! One case needs more: when the cut falls inside one long letter piece (a 256 KiB word, base64
-//! padding "AAAA…"), the local tail is that whole piece prefix and re-merging it per probe would
+//! One case needs more: when the cut falls inside one long letter or symbol piece (a 256 KiB
+//! word, base64 padding "AAAA…", a run of emoji or "====="), the local tail is that whole piece prefix and re-merging it per probe would
 //! be quadratic. For such pieces the analysis keeps the piece's merge result, and a probe "heals"
 //! it: keep the piece's tokens that end at least a little before the cut, merge only the bytes from
 //! there to the cut, and accept when the junction pair is valid (merging the two tokens' bytes
@@ -22,21 +22,22 @@
 
 use super::{bpe, count, split};
 
-/// Letter pieces longer than this keep their merge result for healing; tails longer than this
+/// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
 /// inside such a piece are healed instead of re-merged.
 const LONG_PIECE: usize = 1024;
 
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
 const HEAL_MARGIN: usize = 16;
 
-/// Merge result of one long letter piece: its ids and their cumulative end offsets.
+/// Merge result of one long letter or symbol piece: its ids and their cumulative end offsets.
 struct LongPiece {
+    run: split::Run,
     ids: Vec<u32>,
     ends: Vec<usize>,
 }
 
 impl LongPiece {
-    fn new(piece: &[u8]) -> LongPiece {
+    fn new(piece: &[u8], run: split::Run) -> LongPiece {
         let mut ids = Vec::new();
         bpe::merge(piece, &mut ids);
         let mut end = 0;
@@ -47,11 +48,19 @@ impl LongPiece {
                 end
             })
             .collect();
-        LongPiece { ids, ends }
+        LongPiece { run, ids, ends }
     }
 
-    /// Number of ids of the merge of `piece[..cut]`, where `piece` is the piece this was built from.
-    fn prefix_count(&self, piece: &[u8], cut: usize) -> usize {
+    /// Number of ids of the merge of `piece[..cut] + extra`, where `piece` is the piece this was
+    /// built from.
+    fn prefix_count(&self, piece: &[u8], cut: usize, extra: &[u8]) -> usize {
+        let merged = |from: usize, out: &mut Vec<u32>| {
+            let mut bytes = Vec::with_capacity(cut - from + extra.len());
+            bytes.extend_from_slice(&piece[from..cut]);
+            bytes.extend_from_slice(extra);
+            out.clear();
+            bpe::merge(&bytes, out);
+        };
         let mut scratch = Vec::new();
         let mut margin = HEAL_MARGIN;
         while margin < cut {
@@ -59,15 +68,13 @@ impl LongPiece {
             if kept == 0 {
                 break;
             }
-            scratch.clear();
-            bpe::merge(&piece[self.ends[kept - 1]..cut], &mut scratch);
+            merged(self.ends[kept - 1], &mut scratch);
             if bpe::is_valid_pair(self.ids[kept - 1], scratch[0]) {
                 return kept + scratch.len();
             }
             margin *= 4;
         }
-        scratch.clear();
-        bpe::merge(&piece[..cut], &mut scratch);
+        merged(0, &mut scratch);
         scratch.len()
     }
 }
@@ -96,11 +103,11 @@ impl Analysis {
             lookahead_before.push(lookahead);
             lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
             let piece = &bytes[piece];
-            if piece.len() > LONG_PIECE
-                && split::ends_with_letter(piece)
-                && !bpe::contains_bom(piece)
-            {
-                let long = LongPiece::new(piece);
+            let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
+                .then(|| split::run_kind(piece))
+                .flatten();
+            if let Some(run) = run {
+                let long = LongPiece::new(piece, run);
                 tokens += long.ids.len();
                 long_pieces.push((starts.len() - 1, long));
             } else {
@@ -205,15 +212,14 @@ where
         }
         let tail = suffix(l);
         let tokens = match analysis.long_piece(k) {
-            // The cut is inside long letter piece k and the suffix cannot extend it: the probe's
-            // piece at `start` is exactly text[start..cut], and the suffix's pieces start afresh.
-            Some(long)
-                if cut - start > LONG_PIECE
-                    && cut <= analysis.starts[k + 1]
-                    && !split::starts_with_letter(&tail) =>
-            {
+            // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
+            // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
+            Some(long) if cut - start > LONG_PIECE && cut <= analysis.starts[k + 1] => {
                 let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
-                long.prefix_count(piece, cut - start) + count(&tail)
+                let head = cut - start;
+                let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
+                long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
+                    + count(&tail[absorbed..])
             }
             _ => count_tail(&text[start..cut], &tail),
         };
@@ -340,32 +346,37 @@ mod tests {
             .collect()
     }
 
-    const ALPHABETS: [&[&str]; 6] = [
+    const ALPHABETS: [&[&str]; 10] = [
         &["a"],
         &["a", "b"],
         &["e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u"],
         &["q", "w", "x", "z", "j", "k", "v", "y", "A", "Q", "Z"],
         &["é", "ü", "ß", "ñ", "a", "e"],
         &["中", "文", "字", "日", "本", "語", "한", "국"],
+        &["="],
+        &["-", "=", "*", "#", "!", "?", ".", "/"],
+        &["😀", "👍", "🏽", "\u{200d}", "❤", "\u{fe0f}", "→", "★"],
+        &["\u{e000}", "\u{10fffd}", "\u{1d400}", "\u{20a0}", "}", "{"],
     ];
 
     #[test]
     fn healed_prefix_counts_equal_direct_merges_at_every_cut() {
         let mut rng = Lcg(99);
         for alphabet in ALPHABETS {
-            for _ in 0..2 {
+            for extra in ["", "=", "xy", "\r\n"] {
                 let len = 1500 + rng.below(800);
                 let word = random_word(&mut rng, alphabet, len);
                 let piece = word.as_bytes();
-                let long = LongPiece::new(piece);
+                let long = LongPiece::new(piece, split::Run::Letters);
                 let mut direct = Vec::new();
-                for (cut, _) in word.char_indices().skip(1) {
+                for (cut, _) in word.char_indices().skip(1).step_by(3) {
                     direct.clear();
-                    bpe::merge(&piece[..cut], &mut direct);
+                    bpe::merge(&[&piece[..cut], extra.as_bytes()].concat(), &mut direct);
+                    let healed = long.prefix_count(piece, cut, extra.as_bytes());
                     assert_eq!(
-                        long.prefix_count(piece, cut),
+                        healed,
                         direct.len(),
-                        "{alphabet:?} cut {cut}"
+                        "{alphabet:?} cut {cut} extra {extra:?}"
                     );
                 }
             }
@@ -373,12 +384,12 @@ mod tests {
     }
 
     #[test]
-    fn prefix_search_inside_a_long_word_equals_brute_force() {
+    fn prefix_search_inside_a_long_piece_equals_brute_force() {
         let mut rng = Lcg(5);
         for alphabet in ALPHABETS {
             let len = 1200 + rng.below(600);
             let word = random_word(&mut rng, alphabet, len);
-            let text = format!("{{\"k\": \"{word}\"}}");
+            let text = format!("{{\"k\": \"{word}\"}}\n");
             let total = text.chars().count();
             let marker = |l: usize| format!("[…truncated: {} chars removed]", total - l);
             for _ in 0..3 {
@@ -388,14 +399,13 @@ mod tests {
                 let got = largest_fitting_prefix(&text, floor, total - 1, budget, marker);
                 assert_eq!(got, expected, "{alphabet:?} budget {budget}");
             }
-            // A suffix starting with a letter extends the piece: no healing, still exact.
-            let letters = |l: usize| format!("x{}", total - l);
-            let budget = count(&text) / 2;
-            let expected = brute_force(&text, 0, total - 1, budget, letters);
-            assert_eq!(
-                largest_fitting_prefix(&text, 0, total - 1, budget, letters),
-                expected
-            );
+            for tail in ["x", "\n\n=", "= \n", "1"] {
+                let suffix = |l: usize| format!("{tail}{}", total - l);
+                let budget = count(&text) / 2;
+                let expected = brute_force(&text, 0, total - 1, budget, suffix);
+                let got = largest_fitting_prefix(&text, 0, total - 1, budget, suffix);
+                assert_eq!(got, expected, "{alphabet:?} tail {tail:?}");
+            }
         }
     }
 
