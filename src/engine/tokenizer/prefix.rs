@@ -26,6 +26,9 @@ use super::{bpe, count, split};
 /// inside such a piece are healed instead of re-merged.
 const LONG_PIECE: usize = 1024;
 
+/// Longest token of cl100k_base in bytes (a longer piece is never one token).
+const MAX_TOKEN_BYTES: usize = 128;
+
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
 const HEAL_MARGIN: usize = 16;
 
@@ -86,7 +89,9 @@ struct Analysis {
     tokens_before: Vec<usize>,
     /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
     lookahead_before: Vec<usize>,
-    /// Merge results of the long letter pieces, by ascending piece index.
+    /// Byte offsets of every CR and LF in the text, ascending.
+    newlines: Vec<usize>,
+    /// Merge results of the long pieces, by ascending piece index.
     long_pieces: Vec<(usize, LongPiece)>,
 }
 
@@ -117,12 +122,82 @@ impl Analysis {
         starts.push(text.len());
         tokens_before.push(tokens);
         lookahead_before.push(lookahead);
+        let newlines = (0..bytes.len())
+            .filter(|&i| bytes[i] == b'\r' || bytes[i] == b'\n')
+            .collect();
         Analysis {
             starts,
+            newlines,
             tokens_before,
             lookahead_before,
             long_pieces,
         }
+    }
+
+    /// Tokens of `text[starts[k]..cut] + extra` taken as ONE piece (`cut` may pass piece k's end:
+    /// the excess joins `extra`), healed from piece k's merge result when it kept one.
+    fn piece_count(&self, text: &[u8], k: usize, cut: usize, extra: &[u8]) -> usize {
+        let (start, end) = (self.starts[k], self.starts[k + 1]);
+        match self.long_piece(k) {
+            Some(long) if cut - start + extra.len() > MAX_TOKEN_BYTES => {
+                if cut <= end {
+                    long.prefix_count(&text[start..end], cut - start, extra)
+                } else {
+                    let extra = [&text[end..cut], extra].concat();
+                    long.prefix_count(&text[start..end], end - start, &extra)
+                }
+            }
+            _ => bpe::count_piece(&[&text[start..cut], extra].concat(), &mut Vec::new()),
+        }
+    }
+
+    /// Tokens of `text[starts[k]..cut] + tail` when piece k is whitespace and `text[starts[k]..cut]`
+    /// is all whitespace: the whitespace alternatives split the joined run by its last newline and
+    /// its last code point, and each long part is a prefix of piece k or of piece k + 1 (healed).
+    /// `None` when the parts do not line up with the text's pieces.
+    fn whitespace_tail(&self, text: &str, k: usize, cut: usize, tail: &str) -> Option<usize> {
+        let (bytes, t) = (text.as_bytes(), tail.as_bytes());
+        let newline = |b: u8| b == b'\r' || b == b'\n';
+        let tw = split::whitespace_prefix(t);
+        // \s+$ : the whole joined run is one piece.
+        if tw == t.len() {
+            return Some(self.piece_count(bytes, k, cut, t));
+        }
+        // \s*[\r\n] with the last newline in the suffix.
+        if let Some(j) = t[..tw].iter().rposition(|&b| newline(b)) {
+            return Some(self.piece_count(bytes, k, cut, &t[..=j]) + count(&tail[j + 1..]));
+        }
+        // \s*[\r\n] with the last newline in the text: that piece, then a newline-free run.
+        let start = self.starts[k];
+        let last_newline = self.newlines.partition_point(|&at| at < cut);
+        let (first, k2) = match last_newline.checked_sub(1).map(|i| self.newlines[i]) {
+            Some(q) if q >= start => {
+                if self.starts[k + 1] != q + 1 {
+                    return None;
+                }
+                (self.piece_count(bytes, k, q + 1, &[]), k + 1)
+            }
+            _ => (0, k),
+        };
+        let s2 = self.starts[k2];
+        if cut == s2 {
+            return Some(first + count(tail));
+        }
+        // \s+(?!\S): the run without its last code point, then that code point starts afresh.
+        let last = if tw > 0 {
+            split::last_char_len(&t[..tw])
+        } else {
+            split::last_char_len(&bytes[s2..cut])
+        };
+        if cut - s2 + tw == last {
+            return Some(first + count_tail(&text[s2..cut], tail));
+        }
+        let rest = if tw > 0 {
+            self.piece_count(bytes, k2, cut, &t[..tw - last]) + count(&tail[tw - last..])
+        } else {
+            self.piece_count(bytes, k2, cut - last, &[]) + count_tail(&text[cut - last..cut], tail)
+        };
+        Some(first + rest)
     }
 
     /// The long-piece merge result of piece `k`, if it kept one.
@@ -214,12 +289,24 @@ where
         let tokens = match analysis.long_piece(k) {
             // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
             // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
-            Some(long) if cut - start > LONG_PIECE && cut <= analysis.starts[k + 1] => {
+            Some(long)
+                if long.run != split::Run::Spaces
+                    && cut - start > LONG_PIECE
+                    && cut <= analysis.starts[k + 1] =>
+            {
                 let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
                 let head = cut - start;
                 let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
                 long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
                     + count(&tail[absorbed..])
+            }
+            _ if cut - start > LONG_PIECE
+                && split::run_kind(&text.as_bytes()[start..analysis.starts[k + 1]])
+                    == Some(split::Run::Spaces) =>
+            {
+                analysis
+                    .whitespace_tail(text, k, cut, &tail)
+                    .unwrap_or_else(|| count_tail(&text[start..cut], &tail))
             }
             _ => count_tail(&text[start..cut], &tail),
         };
@@ -405,6 +492,52 @@ mod tests {
                 let expected = brute_force(&text, 0, total - 1, budget, suffix);
                 let got = largest_fitting_prefix(&text, 0, total - 1, budget, suffix);
                 assert_eq!(got, expected, "{alphabet:?} tail {tail:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_search_inside_long_whitespace_equals_brute_force() {
+        let mut rng = Lcg(11);
+        let runs: [&[&str]; 6] = [
+            &[" "],
+            &[" ", "\t"],
+            &[" ", " ", " ", "\n"],
+            &["\n"],
+            &[" ", "\r\n", "\u{3000}", "\u{a0}"],
+            &["\t", "\u{2028}", " "],
+        ];
+        let shapes = ["{{\"k\": \"a{}b\"}}", "x{}", "{}", "\n{}\n", "a\n{} z"];
+        let tails = [
+            "[…truncated: {} chars]",
+            "",
+            " ",
+            "  ",
+            "\n",
+            "\n\n ",
+            " x{}",
+            "x",
+            "  \n{}",
+            "{}",
+        ];
+        for (i, run) in runs.iter().enumerate() {
+            for (j, shape) in shapes.iter().enumerate() {
+                let len = 1100 + rng.below(500);
+                let ws = random_word(&mut rng, run, len);
+                let text = shape.replacen("{}", &ws, 1);
+                let total = text.chars().count();
+                let tail = tails[(i * shapes.len() + j) % tails.len()];
+                let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
+                for _ in 0..2 {
+                    let budget = rng.below(count(&text) + 3);
+                    let floor = rng.below(3);
+                    let expected = brute_force(&text, floor, total - 1, budget, suffix);
+                    let got = largest_fitting_prefix(&text, floor, total - 1, budget, suffix);
+                    assert_eq!(
+                        got, expected,
+                        "run {i} shape {j} tail {tail:?} budget {budget}"
+                    );
+                }
             }
         }
     }

@@ -193,10 +193,16 @@ pub enum Run {
     Letters,
     /// ` ?[^\s\p{L}\p{N}]+[\r\n]*`
     Others,
+    /// Whitespace only (`\s+$`, `\s*[\r\n]`, `\s+(?!\S)`, `\s`); continues by its own rules.
+    Spaces,
 }
 
-/// The run kind of a whole piece of at least three code points, or `None` for whitespace pieces.
+/// The run kind of a whole non-empty piece, or `None` for digits and contractions.
 pub fn run_kind(piece: &[u8]) -> Option<Run> {
+    let (c0, w0) = class_at(piece, 0);
+    if is_whitespace(c0) && (w0 == piece.len() || is_whitespace(class_at(piece, w0).0)) {
+        return Some(Run::Spaces);
+    }
     let mut last = piece.len() - 1;
     while piece[last] & 0xC0 == 0x80 {
         last -= 1;
@@ -204,7 +210,6 @@ pub fn run_kind(piece: &[u8]) -> Option<Run> {
     if class_at(piece, last).0 == CLASS_LETTER {
         return Some(Run::Letters);
     }
-    let (c0, w0) = class_at(piece, 0);
     let spaced_other = piece[0] == b' ' && w0 < piece.len() && class_at(piece, w0).0 == CLASS_OTHER;
     (c0 == CLASS_OTHER || spaced_other).then_some(Run::Others)
 }
@@ -215,6 +220,7 @@ pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
     let newline = |b: u8| b == b'\r' || b == b'\n';
     let mut at = match run {
         Run::Letters => return run_end(tail, 0, CLASS_LETTER),
+        Run::Spaces => unreachable!("whitespace runs continue by their own rules"),
         Run::Others if newline(head[head.len() - 1]) => 0,
         Run::Others => run_end(tail, 0, CLASS_OTHER),
     };
@@ -222,6 +228,28 @@ pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
         at += 1;
     }
     at
+}
+
+/// Bytes of the leading whitespace code points of `bytes`.
+pub fn whitespace_prefix(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while at < bytes.len() {
+        let (c, w) = class_at(bytes, at);
+        if !is_whitespace(c) {
+            break;
+        }
+        at += w;
+    }
+    at
+}
+
+/// Byte length of the last code point of the non-empty `bytes`.
+pub fn last_char_len(bytes: &[u8]) -> usize {
+    let mut at = bytes.len() - 1;
+    while bytes[at] & 0xC0 == 0x80 {
+        at -= 1;
+    }
+    bytes.len() - at
 }
 
 /// The pieces of `text` as byte ranges, in order, covering it exactly.
