@@ -21,6 +21,8 @@
 //! bound: the tail adds tokens, never removes them).
 
 use super::{bpe, count, split};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 /// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
 /// inside such a piece are healed instead of re-merged.
@@ -32,11 +34,13 @@ const MAX_TOKEN_BYTES: usize = 128;
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
 const HEAL_MARGIN: usize = 16;
 
-/// Merge result of one long letter or symbol piece: its ids and their cumulative end offsets.
+/// Merge result of one long piece: its ids and their cumulative end offsets, plus the junction
+/// pairs already judged during this query (probes in one run meet the same pairs again and again).
 struct LongPiece {
     run: split::Run,
     ids: Vec<u32>,
     ends: Vec<usize>,
+    judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
 }
 
 impl LongPiece {
@@ -51,7 +55,20 @@ impl LongPiece {
                 end
             })
             .collect();
-        LongPiece { run, ids, ends }
+        LongPiece {
+            run,
+            ids,
+            ends,
+            judged_pairs: RefCell::default(),
+        }
+    }
+
+    fn is_valid_pair(&self, left: u32, right: u32) -> bool {
+        *self
+            .judged_pairs
+            .borrow_mut()
+            .entry((left, right))
+            .or_insert_with(|| bpe::is_valid_pair(left, right))
     }
 
     /// Number of ids of the merge of `piece[..cut] + extra`, where `piece` is the piece this was
@@ -72,7 +89,7 @@ impl LongPiece {
                 break;
             }
             merged(self.ends[kept - 1], &mut scratch);
-            if bpe::is_valid_pair(self.ids[kept - 1], scratch[0]) {
+            if self.is_valid_pair(self.ids[kept - 1], scratch[0]) {
                 return kept + scratch.len();
             }
             margin *= 4;
