@@ -7,8 +7,8 @@
 //! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
 //! boundary that is safe for `B` ("the local tail") plus the suffix.
 //!
-//! One case needs more: when the cut falls inside one long letter piece (a 256 KiB word, base64
-//! padding "AAAA…"), the local tail is that whole piece prefix and re-merging it per probe would
+//! One case needs more: when the cut falls inside one long letter or symbol piece (a 256 KiB
+//! word, base64 padding "AAAA…", a run of emoji or "====="), the local tail is that whole piece prefix and re-merging it per probe would
 //! be quadratic. For such pieces the analysis keeps the piece's merge result, and a probe "heals"
 //! it: keep the piece's tokens that end at least a little before the cut, merge only the bytes from
 //! there to the cut, and accept when the junction pair is valid (merging the two tokens' bytes
@@ -21,22 +21,30 @@
 //! bound: the tail adds tokens, never removes them).
 
 use super::{bpe, count, split};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
-/// Letter pieces longer than this keep their merge result for healing; tails longer than this
+/// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
 /// inside such a piece are healed instead of re-merged.
 const LONG_PIECE: usize = 1024;
+
+/// Longest token of cl100k_base in bytes (a longer piece is never one token).
+const MAX_TOKEN_BYTES: usize = 128;
 
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
 const HEAL_MARGIN: usize = 16;
 
-/// Merge result of one long letter piece: its ids and their cumulative end offsets.
+/// Merge result of one long piece: its ids and their cumulative end offsets, plus the junction
+/// pairs already judged during this query (probes in one run meet the same pairs again and again).
 struct LongPiece {
+    run: split::Run,
     ids: Vec<u32>,
     ends: Vec<usize>,
+    judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
 }
 
 impl LongPiece {
-    fn new(piece: &[u8]) -> LongPiece {
+    fn new(piece: &[u8], run: split::Run) -> LongPiece {
         let mut ids = Vec::new();
         bpe::merge(piece, &mut ids);
         let mut end = 0;
@@ -47,11 +55,32 @@ impl LongPiece {
                 end
             })
             .collect();
-        LongPiece { ids, ends }
+        LongPiece {
+            run,
+            ids,
+            ends,
+            judged_pairs: RefCell::default(),
+        }
     }
 
-    /// Number of ids of the merge of `piece[..cut]`, where `piece` is the piece this was built from.
-    fn prefix_count(&self, piece: &[u8], cut: usize) -> usize {
+    fn is_valid_pair(&self, left: u32, right: u32) -> bool {
+        *self
+            .judged_pairs
+            .borrow_mut()
+            .entry((left, right))
+            .or_insert_with(|| bpe::is_valid_pair(left, right))
+    }
+
+    /// Number of ids of the merge of `piece[..cut] + extra`, where `piece` is the piece this was
+    /// built from.
+    fn prefix_count(&self, piece: &[u8], cut: usize, extra: &[u8]) -> usize {
+        let merged = |from: usize, out: &mut Vec<u32>| {
+            let mut bytes = Vec::with_capacity(cut - from + extra.len());
+            bytes.extend_from_slice(&piece[from..cut]);
+            bytes.extend_from_slice(extra);
+            out.clear();
+            bpe::merge(&bytes, out);
+        };
         let mut scratch = Vec::new();
         let mut margin = HEAL_MARGIN;
         while margin < cut {
@@ -59,15 +88,13 @@ impl LongPiece {
             if kept == 0 {
                 break;
             }
-            scratch.clear();
-            bpe::merge(&piece[self.ends[kept - 1]..cut], &mut scratch);
-            if bpe::is_valid_pair(self.ids[kept - 1], scratch[0]) {
+            merged(self.ends[kept - 1], &mut scratch);
+            if self.is_valid_pair(self.ids[kept - 1], scratch[0]) {
                 return kept + scratch.len();
             }
             margin *= 4;
         }
-        scratch.clear();
-        bpe::merge(&piece[..cut], &mut scratch);
+        merged(0, &mut scratch);
         scratch.len()
     }
 }
@@ -79,7 +106,9 @@ struct Analysis {
     tokens_before: Vec<usize>,
     /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
     lookahead_before: Vec<usize>,
-    /// Merge results of the long letter pieces, by ascending piece index.
+    /// Byte offsets of every CR and LF in the text, ascending.
+    newlines: Vec<usize>,
+    /// Merge results of the long pieces, by ascending piece index.
     long_pieces: Vec<(usize, LongPiece)>,
 }
 
@@ -96,11 +125,11 @@ impl Analysis {
             lookahead_before.push(lookahead);
             lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
             let piece = &bytes[piece];
-            if piece.len() > LONG_PIECE
-                && split::ends_with_letter(piece)
-                && !bpe::contains_bom(piece)
-            {
-                let long = LongPiece::new(piece);
+            let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
+                .then(|| split::run_kind(piece))
+                .flatten();
+            if let Some(run) = run {
+                let long = LongPiece::new(piece, run);
                 tokens += long.ids.len();
                 long_pieces.push((starts.len() - 1, long));
             } else {
@@ -110,12 +139,82 @@ impl Analysis {
         starts.push(text.len());
         tokens_before.push(tokens);
         lookahead_before.push(lookahead);
+        let newlines = (0..bytes.len())
+            .filter(|&i| bytes[i] == b'\r' || bytes[i] == b'\n')
+            .collect();
         Analysis {
             starts,
+            newlines,
             tokens_before,
             lookahead_before,
             long_pieces,
         }
+    }
+
+    /// Tokens of `text[starts[k]..cut] + extra` taken as ONE piece (`cut` may pass piece k's end:
+    /// the excess joins `extra`), healed from piece k's merge result when it kept one.
+    fn piece_count(&self, text: &[u8], k: usize, cut: usize, extra: &[u8]) -> usize {
+        let (start, end) = (self.starts[k], self.starts[k + 1]);
+        match self.long_piece(k) {
+            Some(long) if cut - start + extra.len() > MAX_TOKEN_BYTES => {
+                if cut <= end {
+                    long.prefix_count(&text[start..end], cut - start, extra)
+                } else {
+                    let extra = [&text[end..cut], extra].concat();
+                    long.prefix_count(&text[start..end], end - start, &extra)
+                }
+            }
+            _ => bpe::count_piece(&[&text[start..cut], extra].concat(), &mut Vec::new()),
+        }
+    }
+
+    /// Tokens of `text[starts[k]..cut] + tail` when piece k is whitespace and `text[starts[k]..cut]`
+    /// is all whitespace: the whitespace alternatives split the joined run by its last newline and
+    /// its last code point, and each long part is a prefix of piece k or of piece k + 1 (healed).
+    /// `None` when the parts do not line up with the text's pieces.
+    fn whitespace_tail(&self, text: &str, k: usize, cut: usize, tail: &str) -> Option<usize> {
+        let (bytes, t) = (text.as_bytes(), tail.as_bytes());
+        let newline = |b: u8| b == b'\r' || b == b'\n';
+        let tw = split::whitespace_prefix(t);
+        // \s+$ : the whole joined run is one piece.
+        if tw == t.len() {
+            return Some(self.piece_count(bytes, k, cut, t));
+        }
+        // \s*[\r\n] with the last newline in the suffix.
+        if let Some(j) = t[..tw].iter().rposition(|&b| newline(b)) {
+            return Some(self.piece_count(bytes, k, cut, &t[..=j]) + count(&tail[j + 1..]));
+        }
+        // \s*[\r\n] with the last newline in the text: that piece, then a newline-free run.
+        let start = self.starts[k];
+        let last_newline = self.newlines.partition_point(|&at| at < cut);
+        let (first, k2) = match last_newline.checked_sub(1).map(|i| self.newlines[i]) {
+            Some(q) if q >= start => {
+                if self.starts[k + 1] != q + 1 {
+                    return None;
+                }
+                (self.piece_count(bytes, k, q + 1, &[]), k + 1)
+            }
+            _ => (0, k),
+        };
+        let s2 = self.starts[k2];
+        if cut == s2 {
+            return Some(first + count(tail));
+        }
+        // \s+(?!\S): the run without its last code point, then that code point starts afresh.
+        let last = if tw > 0 {
+            split::last_char_len(&t[..tw])
+        } else {
+            split::last_char_len(&bytes[s2..cut])
+        };
+        if cut - s2 + tw == last {
+            return Some(first + count_tail(&text[s2..cut], tail));
+        }
+        let rest = if tw > 0 {
+            self.piece_count(bytes, k2, cut, &t[..tw - last]) + count(&tail[tw - last..])
+        } else {
+            self.piece_count(bytes, k2, cut - last, &[]) + count_tail(&text[cut - last..cut], tail)
+        };
+        Some(first + rest)
     }
 
     /// The long-piece merge result of piece `k`, if it kept one.
@@ -205,15 +304,26 @@ where
         }
         let tail = suffix(l);
         let tokens = match analysis.long_piece(k) {
-            // The cut is inside long letter piece k and the suffix cannot extend it: the probe's
-            // piece at `start` is exactly text[start..cut], and the suffix's pieces start afresh.
+            // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
+            // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
             Some(long)
-                if cut - start > LONG_PIECE
-                    && cut <= analysis.starts[k + 1]
-                    && !split::starts_with_letter(&tail) =>
+                if long.run != split::Run::Spaces
+                    && cut - start > LONG_PIECE
+                    && cut <= analysis.starts[k + 1] =>
             {
                 let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
-                long.prefix_count(piece, cut - start) + count(&tail)
+                let head = cut - start;
+                let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
+                long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
+                    + count(&tail[absorbed..])
+            }
+            _ if cut - start > LONG_PIECE
+                && split::run_kind(&text.as_bytes()[start..analysis.starts[k + 1]])
+                    == Some(split::Run::Spaces) =>
+            {
+                analysis
+                    .whitespace_tail(text, k, cut, &tail)
+                    .unwrap_or_else(|| count_tail(&text[start..cut], &tail))
             }
             _ => count_tail(&text[start..cut], &tail),
         };
@@ -340,32 +450,37 @@ mod tests {
             .collect()
     }
 
-    const ALPHABETS: [&[&str]; 6] = [
+    const ALPHABETS: [&[&str]; 10] = [
         &["a"],
         &["a", "b"],
         &["e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u"],
         &["q", "w", "x", "z", "j", "k", "v", "y", "A", "Q", "Z"],
         &["é", "ü", "ß", "ñ", "a", "e"],
         &["中", "文", "字", "日", "本", "語", "한", "국"],
+        &["="],
+        &["-", "=", "*", "#", "!", "?", ".", "/"],
+        &["😀", "👍", "🏽", "\u{200d}", "❤", "\u{fe0f}", "→", "★"],
+        &["\u{e000}", "\u{10fffd}", "\u{1d400}", "\u{20a0}", "}", "{"],
     ];
 
     #[test]
     fn healed_prefix_counts_equal_direct_merges_at_every_cut() {
         let mut rng = Lcg(99);
         for alphabet in ALPHABETS {
-            for _ in 0..2 {
+            for extra in ["", "=", "xy", "\r\n"] {
                 let len = 1500 + rng.below(800);
                 let word = random_word(&mut rng, alphabet, len);
                 let piece = word.as_bytes();
-                let long = LongPiece::new(piece);
+                let long = LongPiece::new(piece, split::Run::Letters);
                 let mut direct = Vec::new();
-                for (cut, _) in word.char_indices().skip(1) {
+                for (cut, _) in word.char_indices().skip(1).step_by(3) {
                     direct.clear();
-                    bpe::merge(&piece[..cut], &mut direct);
+                    bpe::merge(&[&piece[..cut], extra.as_bytes()].concat(), &mut direct);
+                    let healed = long.prefix_count(piece, cut, extra.as_bytes());
                     assert_eq!(
-                        long.prefix_count(piece, cut),
+                        healed,
                         direct.len(),
-                        "{alphabet:?} cut {cut}"
+                        "{alphabet:?} cut {cut} extra {extra:?}"
                     );
                 }
             }
@@ -373,12 +488,12 @@ mod tests {
     }
 
     #[test]
-    fn prefix_search_inside_a_long_word_equals_brute_force() {
+    fn prefix_search_inside_a_long_piece_equals_brute_force() {
         let mut rng = Lcg(5);
         for alphabet in ALPHABETS {
             let len = 1200 + rng.below(600);
             let word = random_word(&mut rng, alphabet, len);
-            let text = format!("{{\"k\": \"{word}\"}}");
+            let text = format!("{{\"k\": \"{word}\"}}\n");
             let total = text.chars().count();
             let marker = |l: usize| format!("[…truncated: {} chars removed]", total - l);
             for _ in 0..3 {
@@ -388,14 +503,59 @@ mod tests {
                 let got = largest_fitting_prefix(&text, floor, total - 1, budget, marker);
                 assert_eq!(got, expected, "{alphabet:?} budget {budget}");
             }
-            // A suffix starting with a letter extends the piece: no healing, still exact.
-            let letters = |l: usize| format!("x{}", total - l);
-            let budget = count(&text) / 2;
-            let expected = brute_force(&text, 0, total - 1, budget, letters);
-            assert_eq!(
-                largest_fitting_prefix(&text, 0, total - 1, budget, letters),
-                expected
-            );
+            for tail in ["x", "\n\n=", "= \n", "1"] {
+                let suffix = |l: usize| format!("{tail}{}", total - l);
+                let budget = count(&text) / 2;
+                let expected = brute_force(&text, 0, total - 1, budget, suffix);
+                let got = largest_fitting_prefix(&text, 0, total - 1, budget, suffix);
+                assert_eq!(got, expected, "{alphabet:?} tail {tail:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_search_inside_long_whitespace_equals_brute_force() {
+        let mut rng = Lcg(11);
+        let runs: [&[&str]; 6] = [
+            &[" "],
+            &[" ", "\t"],
+            &[" ", " ", " ", "\n"],
+            &["\n"],
+            &[" ", "\r\n", "\u{3000}", "\u{a0}"],
+            &["\t", "\u{2028}", " "],
+        ];
+        let shapes = ["{{\"k\": \"a{}b\"}}", "x{}", "{}", "\n{}\n", "a\n{} z"];
+        let tails = [
+            "[…truncated: {} chars]",
+            "",
+            " ",
+            "  ",
+            "\n",
+            "\n\n ",
+            " x{}",
+            "x",
+            "  \n{}",
+            "{}",
+        ];
+        for (i, run) in runs.iter().enumerate() {
+            for (j, shape) in shapes.iter().enumerate() {
+                let len = 1100 + rng.below(500);
+                let ws = random_word(&mut rng, run, len);
+                let text = shape.replacen("{}", &ws, 1);
+                let total = text.chars().count();
+                let tail = tails[(i * shapes.len() + j) % tails.len()];
+                let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
+                for _ in 0..2 {
+                    let budget = rng.below(count(&text) + 3);
+                    let floor = rng.below(3);
+                    let expected = brute_force(&text, floor, total - 1, budget, suffix);
+                    let got = largest_fitting_prefix(&text, floor, total - 1, budget, suffix);
+                    assert_eq!(
+                        got, expected,
+                        "run {i} shape {j} tail {tail:?} budget {budget}"
+                    );
+                }
+            }
         }
     }
 

@@ -185,19 +185,71 @@ pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
     lookahead
 }
 
-/// Whether the last code point of the non-empty `bytes` is a letter (for a piece: it is a
-/// `[^\r\n\p{L}\p{N}]?\p{L}+` piece or a contraction).
-pub fn ends_with_letter(bytes: &[u8]) -> bool {
+/// The two alternatives whose pieces can be arbitrarily long and continue predictably when more
+/// text follows a cut inside them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// `[^\r\n\p{L}\p{N}]?\p{L}+`
+    Letters,
+    /// ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+    Others,
+    /// Whitespace only (`\s+$`, `\s*[\r\n]`, `\s+(?!\S)`, `\s`); continues by its own rules.
+    Spaces,
+}
+
+/// The run kind of a whole non-empty piece, or `None` for digits and contractions.
+pub fn run_kind(piece: &[u8]) -> Option<Run> {
+    let (c0, w0) = class_at(piece, 0);
+    if is_whitespace(c0) && (w0 == piece.len() || is_whitespace(class_at(piece, w0).0)) {
+        return Some(Run::Spaces);
+    }
+    let mut last = piece.len() - 1;
+    while piece[last] & 0xC0 == 0x80 {
+        last -= 1;
+    }
+    if class_at(piece, last).0 == CLASS_LETTER {
+        return Some(Run::Letters);
+    }
+    let spaced_other = piece[0] == b' ' && w0 < piece.len() && class_at(piece, w0).0 == CLASS_OTHER;
+    (c0 == CLASS_OTHER || spaced_other).then_some(Run::Others)
+}
+
+/// How many bytes at the start of `tail` a `run` piece absorbs when its first bytes are `head`
+/// (a prefix of that piece long enough to hold the run's first code points) and `tail` follows.
+pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
+    let newline = |b: u8| b == b'\r' || b == b'\n';
+    let mut at = match run {
+        Run::Letters => return run_end(tail, 0, CLASS_LETTER),
+        Run::Spaces => unreachable!("whitespace runs continue by their own rules"),
+        Run::Others if newline(head[head.len() - 1]) => 0,
+        Run::Others => run_end(tail, 0, CLASS_OTHER),
+    };
+    while at < tail.len() && newline(tail[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// Bytes of the leading whitespace code points of `bytes`.
+pub fn whitespace_prefix(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while at < bytes.len() {
+        let (c, w) = class_at(bytes, at);
+        if !is_whitespace(c) {
+            break;
+        }
+        at += w;
+    }
+    at
+}
+
+/// Byte length of the last code point of the non-empty `bytes`.
+pub fn last_char_len(bytes: &[u8]) -> usize {
     let mut at = bytes.len() - 1;
     while bytes[at] & 0xC0 == 0x80 {
         at -= 1;
     }
-    class_at(bytes, at).0 == CLASS_LETTER
-}
-
-/// Whether the first code point of `text` is a letter (false when empty).
-pub fn starts_with_letter(text: &str) -> bool {
-    !text.is_empty() && class_at(text.as_bytes(), 0).0 == CLASS_LETTER
+    bytes.len() - at
 }
 
 /// The pieces of `text` as byte ranges, in order, covering it exactly.
