@@ -14,8 +14,9 @@
 //! - Nesting deeper than [`MAX_DEPTH`] is reported as [`ParseError::TooDeep`] (JavaScript's stringify
 //!   overflows its stack on very deep values; this engine refuses them instead of guessing).
 
-use crate::engine::canonical::{js_number, write_js_string};
+use crate::engine::canonical::js_number;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// Deepest array/object nesting accepted.
 pub const MAX_DEPTH: usize = 1000;
@@ -223,7 +224,8 @@ impl Parser<'_> {
         }
         self.pos += 1;
         let mut members: Vec<(JsString, JsValue)> = Vec::new();
-        let mut index_of: HashMap<JsString, usize> = HashMap::new();
+        // Small objects look duplicates up by scanning; large ones through a map built on demand.
+        let mut index_of: Option<HashMap<JsString, usize>> = None;
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -242,10 +244,25 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            match index_of.get(&key) {
-                Some(&at) => members[at].1 = value,
+            if members.len() >= 16 && index_of.is_none() {
+                index_of = Some(
+                    members
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect(),
+                );
+            }
+            let existing = match &index_of {
+                Some(map) => map.get(&key).copied(),
+                None => members.iter().position(|(k, _)| *k == key),
+            };
+            match existing {
+                Some(at) => members[at].1 = value,
                 None => {
-                    index_of.insert(key.clone(), members.len());
+                    if let Some(map) = index_of.as_mut() {
+                        map.insert(key.clone(), members.len());
+                    }
                     members.push((key, value));
                 }
             }
@@ -434,37 +451,44 @@ pub fn escaped_text(units: &[u16]) -> String {
     out
 }
 
-/// Appends `units` as a JSON string literal exactly as well-formed `JSON.stringify` writes it.
+/// Appends `units` as a JSON string literal exactly as well-formed `JSON.stringify` writes it
+/// (the escaping of `engine::canonical::write_js_string`, read straight from UTF-16 so the payload
+/// is never copied into an intermediate `String`; lone surrogates become `\udxxx`).
 pub fn write_string(out: &mut String, units: &[u16]) {
-    match String::from_utf16(units) {
-        Ok(text) => write_js_string(out, &text),
-        Err(_) => {
-            out.push('"');
-            let mut segment = String::new();
-            let mut literal = String::new();
-            for r in char::decode_utf16(units.iter().copied()) {
-                match r {
-                    Ok(c) => segment.push(c),
-                    Err(e) => {
-                        flush_segment(out, &mut segment, &mut literal);
-                        out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate()));
-                    }
-                }
+    out.push('"');
+    let mut i = 0;
+    while i < units.len() {
+        let unit = units[i];
+        match unit {
+            0x22 => out.push_str("\\\""),
+            0x5c => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x09 => out.push_str("\\t"),
+            0x0a => out.push_str("\\n"),
+            0x0c => out.push_str("\\f"),
+            0x0d => out.push_str("\\r"),
+            0x00..=0x1f => {
+                let _ = write!(out, "\\u{unit:04x}");
             }
-            flush_segment(out, &mut segment, &mut literal);
-            out.push('"');
+            0x20..=0x7f => out.push(unit as u8 as char),
+            0xd800..=0xdbff
+                if units
+                    .get(i + 1)
+                    .is_some_and(|u| (0xdc00..0xe000).contains(u)) =>
+            {
+                let high = u32::from(unit - 0xd800);
+                let low = u32::from(units[i + 1] - 0xdc00);
+                out.push(char::from_u32(0x10000 + (high << 10) + low).expect("a surrogate pair"));
+                i += 1;
+            }
+            0xd800..=0xdfff => {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+            _ => out.push(char::from_u32(u32::from(unit)).expect("a BMP scalar value")),
         }
+        i += 1;
     }
-}
-
-fn flush_segment(out: &mut String, segment: &mut String, literal: &mut String) {
-    if segment.is_empty() {
-        return;
-    }
-    literal.clear();
-    write_js_string(literal, segment);
-    out.push_str(&literal[1..literal.len() - 1]);
-    segment.clear();
+    out.push('"');
 }
 
 /// Appends the compact `JSON.stringify` form of `value`.
@@ -577,6 +601,31 @@ mod tests {
             canon(" \t\r\n[ 1 , {\"a\" : null} ] ").unwrap(),
             "[1,{\"a\":null}]"
         );
+    }
+
+    #[test]
+    fn string_escaping_equals_the_shared_js_escaper() {
+        let mut all: String = (0u32..0x2100).filter_map(char::from_u32).collect();
+        all.push_str("\u{1F600}\u{10FFFF}\u{FEFF}\u{2028}\u{2029}\"\\");
+        for sample in [all.as_str(), "", "plain", "\u{7f}\u{80}\u{ffff}"] {
+            let units: Vec<u16> = sample.encode_utf16().collect();
+            let (mut ours, mut shared) = (String::new(), String::new());
+            write_string(&mut ours, &units);
+            crate::engine::canonical::write_js_string(&mut shared, sample);
+            assert_eq!(ours, shared);
+        }
+    }
+
+    #[test]
+    fn large_objects_keep_duplicate_semantics() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k3\":\"last\",\"k39\":null,\"k0\":[]}");
+        let canonical = canon(&text).unwrap();
+        assert!(canonical.starts_with("{\"k0\":[],\"k1\":1,\"k2\":2,\"k3\":\"last\","));
+        assert!(canonical.ends_with("\"k39\":null}"));
     }
 
     #[test]
