@@ -64,6 +64,34 @@ pub fn parse(text: &str) -> Result<JsValue, ParseError> {
     Ok(value)
 }
 
+/// The canonical form written straight from the source, without building a tree, for the common
+/// payload: escape-free string literals and plain integers are copied as they stand (their
+/// `JSON.stringify` form is the same text), everything else is re-rendered. Returns `None` whenever
+/// the full path is needed: not JSON, nesting over [`MAX_DEPTH`], or an object with an escaped,
+/// duplicate or array-index key (JavaScript would reorder or merge its members).
+pub fn fast_canonical(text: &str) -> Option<String> {
+    let mut p = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    let mut out = String::with_capacity(text.len());
+    p.skip_whitespace();
+    p.fast_value(&mut out, 0)?;
+    p.skip_whitespace();
+    (p.pos == p.bytes.len()).then_some(out)
+}
+
+/// `-?[1-9][0-9]{0,14}` or `0`: printed by JavaScript exactly as written.
+fn is_plain_integer(literal: &str) -> bool {
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    literal == "0"
+        || (!digits.is_empty()
+            && digits.len() <= 15
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// JSON syntax check with an explicit stack (any depth, no recursion, nothing built).
 fn is_json(text: &str) -> bool {
     let mut p = Parser {
@@ -159,7 +187,7 @@ struct Parser<'a> {
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
@@ -275,6 +303,155 @@ impl Parser<'_> {
                 }
                 _ => return Err(ParseError::NotJson),
             }
+        }
+    }
+
+    /// An escape-free string literal (with its quotes) at the cursor; the cursor is left unmoved
+    /// and `None` returned when the literal holds an escape or a control character.
+    fn plain_string_slice(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        let mut i = start + 1;
+        while let Some(&b) = self.bytes.get(i) {
+            match b {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Some(&self.text[start..=i]);
+                }
+                b'\\' => return None,
+                0x00..=0x1f => return None,
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    fn fast_value(&mut self, out: &mut String, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                out.push('{');
+                self.skip_whitespace();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                    out.push('}');
+                    return Some(());
+                }
+                let mut keys: Vec<&'a str> = Vec::new();
+                let mut key_set: Option<std::collections::HashSet<&'a str>> = None;
+                loop {
+                    self.skip_whitespace();
+                    if self.peek() != Some(b'"') {
+                        return None;
+                    }
+                    let key = self.plain_string_slice()?;
+                    let name = &key[1..key.len() - 1];
+                    let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
+                    if array_index(&index_like).is_some() {
+                        return None;
+                    }
+                    if keys.len() >= 16 && key_set.is_none() {
+                        key_set = Some(keys.iter().copied().collect());
+                    }
+                    let duplicate = match key_set.as_mut() {
+                        Some(set) => !set.insert(name),
+                        None => keys.contains(&name),
+                    };
+                    if duplicate {
+                        return None;
+                    }
+                    keys.push(name);
+                    out.push_str(key);
+                    self.skip_whitespace();
+                    if self.peek() != Some(b':') {
+                        return None;
+                    }
+                    self.pos += 1;
+                    out.push(':');
+                    self.skip_whitespace();
+                    self.fast_value(out, depth + 1)?;
+                    self.skip_whitespace();
+                    match self.peek()? {
+                        b',' => {
+                            self.pos += 1;
+                            out.push(',');
+                        }
+                        b'}' => {
+                            self.pos += 1;
+                            out.push('}');
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                out.push('[');
+                self.skip_whitespace();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                    out.push(']');
+                    return Some(());
+                }
+                loop {
+                    self.skip_whitespace();
+                    self.fast_value(out, depth + 1)?;
+                    self.skip_whitespace();
+                    match self.peek()? {
+                        b',' => {
+                            self.pos += 1;
+                            out.push(',');
+                        }
+                        b']' => {
+                            self.pos += 1;
+                            out.push(']');
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => {
+                if let Some(literal) = self.plain_string_slice() {
+                    out.push_str(literal);
+                } else {
+                    let units = self.string().ok()?;
+                    write_string(out, &units);
+                }
+                Some(())
+            }
+            b't' => self
+                .expect_literal(b"true")
+                .ok()
+                .map(|()| out.push_str("true")),
+            b'f' => self
+                .expect_literal(b"false")
+                .ok()
+                .map(|()| out.push_str("false")),
+            b'n' => self
+                .expect_literal(b"null")
+                .ok()
+                .map(|()| out.push_str("null")),
+            b'-' | b'0'..=b'9' => {
+                let start = self.pos;
+                let JsValue::Number(x) = self.number().ok()? else {
+                    return None;
+                };
+                let literal = &self.text[start..self.pos];
+                if is_plain_integer(literal) {
+                    out.push_str(literal);
+                } else {
+                    out.push_str(&js_number(x));
+                }
+                Some(())
+            }
+            _ => None,
         }
     }
 
@@ -626,6 +803,39 @@ mod tests {
         let canonical = canon(&text).unwrap();
         assert!(canonical.starts_with("{\"k0\":[],\"k1\":1,\"k2\":2,\"k3\":\"last\","));
         assert!(canonical.ends_with("\"k39\":null}"));
+    }
+
+    #[test]
+    fn fast_canonical_equals_the_tree_path_or_steps_aside() {
+        let samples = [
+            r#" {"a" : [1, -0, 0, 1.5, 1e21, 123456789012345, 1234567890123456, -7, 1E400],
+                "b":"plain é 😀 \u2028", "c":"esc\"aped\n\u0041", "d":{"e":null,"f":true,"g":false}} "#,
+            r#"[{"x":1},{"y":[[],{}]},"",0]"#,
+            r#""just a string""#,
+            "-0",
+            "12",
+        ];
+        for text in samples {
+            assert_eq!(fast_canonical(text), Some(canon(text).unwrap()), "{text}");
+        }
+        for needs_tree in [
+            r#"{"b":1,"1":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"\u0061":1}"#,
+            "\u{feff}1",
+            "[1,]",
+            "",
+        ] {
+            assert_eq!(fast_canonical(needs_tree), None, "{needs_tree}");
+        }
+        let mut big = String::from("{");
+        for i in 0..40 {
+            big.push_str(&format!("\"k{i}\":{i},"));
+        }
+        big.push_str("\"k7\":0}");
+        assert_eq!(fast_canonical(&big), None);
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(fast_canonical(&deep), None);
     }
 
     #[test]
