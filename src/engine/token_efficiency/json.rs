@@ -14,8 +14,9 @@
 //! - Nesting deeper than [`MAX_DEPTH`] is reported as [`ParseError::TooDeep`] (JavaScript's stringify
 //!   overflows its stack on very deep values; this engine refuses them instead of guessing).
 
-use crate::engine::canonical::{js_number, write_js_string};
+use crate::engine::canonical::js_number;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// Deepest array/object nesting accepted.
 pub const MAX_DEPTH: usize = 1000;
@@ -61,6 +62,34 @@ pub fn parse(text: &str) -> Result<JsValue, ParseError> {
         return Err(ParseError::NotJson);
     }
     Ok(value)
+}
+
+/// The canonical form written straight from the source, without building a tree, for the common
+/// payload: escape-free string literals and plain integers are copied as they stand (their
+/// `JSON.stringify` form is the same text), everything else is re-rendered. Returns `None` whenever
+/// the full path is needed: not JSON, nesting over [`MAX_DEPTH`], or an object with an escaped,
+/// duplicate or array-index key (JavaScript would reorder or merge its members).
+pub fn fast_canonical(text: &str) -> Option<String> {
+    let mut p = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
+    let mut out = String::with_capacity(text.len());
+    p.skip_whitespace();
+    p.fast_value(&mut out, 0)?;
+    p.skip_whitespace();
+    (p.pos == p.bytes.len()).then_some(out)
+}
+
+/// `-?[1-9][0-9]{0,14}` or `0`: printed by JavaScript exactly as written.
+fn is_plain_integer(literal: &str) -> bool {
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    literal == "0"
+        || (!digits.is_empty()
+            && digits.len() <= 15
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// JSON syntax check with an explicit stack (any depth, no recursion, nothing built).
@@ -158,7 +187,7 @@ struct Parser<'a> {
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
@@ -223,7 +252,8 @@ impl Parser<'_> {
         }
         self.pos += 1;
         let mut members: Vec<(JsString, JsValue)> = Vec::new();
-        let mut index_of: HashMap<JsString, usize> = HashMap::new();
+        // Small objects look duplicates up by scanning; large ones through a map built on demand.
+        let mut index_of: Option<HashMap<JsString, usize>> = None;
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -242,10 +272,25 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            match index_of.get(&key) {
-                Some(&at) => members[at].1 = value,
+            if members.len() >= 16 && index_of.is_none() {
+                index_of = Some(
+                    members
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect(),
+                );
+            }
+            let existing = match &index_of {
+                Some(map) => map.get(&key).copied(),
+                None => members.iter().position(|(k, _)| *k == key),
+            };
+            match existing {
+                Some(at) => members[at].1 = value,
                 None => {
-                    index_of.insert(key.clone(), members.len());
+                    if let Some(map) = index_of.as_mut() {
+                        map.insert(key.clone(), members.len());
+                    }
                     members.push((key, value));
                 }
             }
@@ -258,6 +303,155 @@ impl Parser<'_> {
                 }
                 _ => return Err(ParseError::NotJson),
             }
+        }
+    }
+
+    /// An escape-free string literal (with its quotes) at the cursor; the cursor is left unmoved
+    /// and `None` returned when the literal holds an escape or a control character.
+    fn plain_string_slice(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        let mut i = start + 1;
+        while let Some(&b) = self.bytes.get(i) {
+            match b {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Some(&self.text[start..=i]);
+                }
+                b'\\' => return None,
+                0x00..=0x1f => return None,
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    fn fast_value(&mut self, out: &mut String, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                out.push('{');
+                self.skip_whitespace();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                    out.push('}');
+                    return Some(());
+                }
+                let mut keys: Vec<&'a str> = Vec::new();
+                let mut key_set: Option<std::collections::HashSet<&'a str>> = None;
+                loop {
+                    self.skip_whitespace();
+                    if self.peek() != Some(b'"') {
+                        return None;
+                    }
+                    let key = self.plain_string_slice()?;
+                    let name = &key[1..key.len() - 1];
+                    let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
+                    if array_index(&index_like).is_some() {
+                        return None;
+                    }
+                    if keys.len() >= 16 && key_set.is_none() {
+                        key_set = Some(keys.iter().copied().collect());
+                    }
+                    let duplicate = match key_set.as_mut() {
+                        Some(set) => !set.insert(name),
+                        None => keys.contains(&name),
+                    };
+                    if duplicate {
+                        return None;
+                    }
+                    keys.push(name);
+                    out.push_str(key);
+                    self.skip_whitespace();
+                    if self.peek() != Some(b':') {
+                        return None;
+                    }
+                    self.pos += 1;
+                    out.push(':');
+                    self.skip_whitespace();
+                    self.fast_value(out, depth + 1)?;
+                    self.skip_whitespace();
+                    match self.peek()? {
+                        b',' => {
+                            self.pos += 1;
+                            out.push(',');
+                        }
+                        b'}' => {
+                            self.pos += 1;
+                            out.push('}');
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth + 1 > MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                out.push('[');
+                self.skip_whitespace();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                    out.push(']');
+                    return Some(());
+                }
+                loop {
+                    self.skip_whitespace();
+                    self.fast_value(out, depth + 1)?;
+                    self.skip_whitespace();
+                    match self.peek()? {
+                        b',' => {
+                            self.pos += 1;
+                            out.push(',');
+                        }
+                        b']' => {
+                            self.pos += 1;
+                            out.push(']');
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => {
+                if let Some(literal) = self.plain_string_slice() {
+                    out.push_str(literal);
+                } else {
+                    let units = self.string().ok()?;
+                    write_string(out, &units);
+                }
+                Some(())
+            }
+            b't' => self
+                .expect_literal(b"true")
+                .ok()
+                .map(|()| out.push_str("true")),
+            b'f' => self
+                .expect_literal(b"false")
+                .ok()
+                .map(|()| out.push_str("false")),
+            b'n' => self
+                .expect_literal(b"null")
+                .ok()
+                .map(|()| out.push_str("null")),
+            b'-' | b'0'..=b'9' => {
+                let start = self.pos;
+                let JsValue::Number(x) = self.number().ok()? else {
+                    return None;
+                };
+                let literal = &self.text[start..self.pos];
+                if is_plain_integer(literal) {
+                    out.push_str(literal);
+                } else {
+                    out.push_str(&js_number(x));
+                }
+                Some(())
+            }
+            _ => None,
         }
     }
 
@@ -434,37 +628,44 @@ pub fn escaped_text(units: &[u16]) -> String {
     out
 }
 
-/// Appends `units` as a JSON string literal exactly as well-formed `JSON.stringify` writes it.
+/// Appends `units` as a JSON string literal exactly as well-formed `JSON.stringify` writes it
+/// (the escaping of `engine::canonical::write_js_string`, read straight from UTF-16 so the payload
+/// is never copied into an intermediate `String`; lone surrogates become `\udxxx`).
 pub fn write_string(out: &mut String, units: &[u16]) {
-    match String::from_utf16(units) {
-        Ok(text) => write_js_string(out, &text),
-        Err(_) => {
-            out.push('"');
-            let mut segment = String::new();
-            let mut literal = String::new();
-            for r in char::decode_utf16(units.iter().copied()) {
-                match r {
-                    Ok(c) => segment.push(c),
-                    Err(e) => {
-                        flush_segment(out, &mut segment, &mut literal);
-                        out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate()));
-                    }
-                }
+    out.push('"');
+    let mut i = 0;
+    while i < units.len() {
+        let unit = units[i];
+        match unit {
+            0x22 => out.push_str("\\\""),
+            0x5c => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x09 => out.push_str("\\t"),
+            0x0a => out.push_str("\\n"),
+            0x0c => out.push_str("\\f"),
+            0x0d => out.push_str("\\r"),
+            0x00..=0x1f => {
+                let _ = write!(out, "\\u{unit:04x}");
             }
-            flush_segment(out, &mut segment, &mut literal);
-            out.push('"');
+            0x20..=0x7f => out.push(unit as u8 as char),
+            0xd800..=0xdbff
+                if units
+                    .get(i + 1)
+                    .is_some_and(|u| (0xdc00..0xe000).contains(u)) =>
+            {
+                let high = u32::from(unit - 0xd800);
+                let low = u32::from(units[i + 1] - 0xdc00);
+                out.push(char::from_u32(0x10000 + (high << 10) + low).expect("a surrogate pair"));
+                i += 1;
+            }
+            0xd800..=0xdfff => {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+            _ => out.push(char::from_u32(u32::from(unit)).expect("a BMP scalar value")),
         }
+        i += 1;
     }
-}
-
-fn flush_segment(out: &mut String, segment: &mut String, literal: &mut String) {
-    if segment.is_empty() {
-        return;
-    }
-    literal.clear();
-    write_js_string(literal, segment);
-    out.push_str(&literal[1..literal.len() - 1]);
-    segment.clear();
+    out.push('"');
 }
 
 /// Appends the compact `JSON.stringify` form of `value`.
@@ -577,6 +778,64 @@ mod tests {
             canon(" \t\r\n[ 1 , {\"a\" : null} ] ").unwrap(),
             "[1,{\"a\":null}]"
         );
+    }
+
+    #[test]
+    fn string_escaping_equals_the_shared_js_escaper() {
+        let mut all: String = (0u32..0x2100).filter_map(char::from_u32).collect();
+        all.push_str("\u{1F600}\u{10FFFF}\u{FEFF}\u{2028}\u{2029}\"\\");
+        for sample in [all.as_str(), "", "plain", "\u{7f}\u{80}\u{ffff}"] {
+            let units: Vec<u16> = sample.encode_utf16().collect();
+            let (mut ours, mut shared) = (String::new(), String::new());
+            write_string(&mut ours, &units);
+            crate::engine::canonical::write_js_string(&mut shared, sample);
+            assert_eq!(ours, shared);
+        }
+    }
+
+    #[test]
+    fn large_objects_keep_duplicate_semantics() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k3\":\"last\",\"k39\":null,\"k0\":[]}");
+        let canonical = canon(&text).unwrap();
+        assert!(canonical.starts_with("{\"k0\":[],\"k1\":1,\"k2\":2,\"k3\":\"last\","));
+        assert!(canonical.ends_with("\"k39\":null}"));
+    }
+
+    #[test]
+    fn fast_canonical_equals_the_tree_path_or_steps_aside() {
+        let samples = [
+            r#" {"a" : [1, -0, 0, 1.5, 1e21, 123456789012345, 1234567890123456, -7, 1E400],
+                "b":"plain é 😀 \u2028", "c":"esc\"aped\n\u0041", "d":{"e":null,"f":true,"g":false}} "#,
+            r#"[{"x":1},{"y":[[],{}]},"",0]"#,
+            r#""just a string""#,
+            "-0",
+            "12",
+        ];
+        for text in samples {
+            assert_eq!(fast_canonical(text), Some(canon(text).unwrap()), "{text}");
+        }
+        for needs_tree in [
+            r#"{"b":1,"1":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"\u0061":1}"#,
+            "\u{feff}1",
+            "[1,]",
+            "",
+        ] {
+            assert_eq!(fast_canonical(needs_tree), None, "{needs_tree}");
+        }
+        let mut big = String::from("{");
+        for i in 0..40 {
+            big.push_str(&format!("\"k{i}\":{i},"));
+        }
+        big.push_str("\"k7\":0}");
+        assert_eq!(fast_canonical(&big), None);
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(fast_canonical(&deep), None);
     }
 
     #[test]

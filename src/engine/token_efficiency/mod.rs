@@ -60,8 +60,10 @@ pub struct Request {
     pub payload_chars: u64,
     /// The canonical form (json) or the raw payload (text-only): all counts are over this text.
     canonical: String,
-    /// The parsed payload when it is JSON.
-    value: Option<JsValue>,
+    /// The payload string as submitted (re-parsed into a tree only by the paid op).
+    payload: String,
+    /// Whether the payload parsed as JSON (operation set "json").
+    is_json: bool,
 }
 
 impl Request {
@@ -72,7 +74,7 @@ impl Request {
 
     /// The operation set the payload admits.
     pub fn operation_set(&self) -> shape::OpSet {
-        if self.value.is_some() {
+        if self.is_json {
             shape::OpSet::Json
         } else {
             shape::OpSet::TextOnly
@@ -160,10 +162,13 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         }
         Some(_) => return Err(Refusal::CallerInvalid),
     };
-    let (canonical, value) = match json::parse(&payload) {
-        Ok(value) => (json::stringify(&value), Some(value)),
-        Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
-        Err(ParseError::NotJson) => (payload.clone(), None),
+    let (canonical, is_json) = match json::fast_canonical(&payload) {
+        Some(canonical) => (canonical, true),
+        None => match json::parse(&payload) {
+            Ok(value) => (json::stringify(&value), true),
+            Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
+            Err(ParseError::NotJson) => (payload.clone(), false),
+        },
     };
     Ok(Request {
         caller,
@@ -173,7 +178,8 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         body_bytes: body.len() as u64,
         payload_chars: payload.chars().count() as u64,
         canonical,
-        value,
+        payload,
+        is_json,
     })
 }
 
@@ -211,10 +217,20 @@ pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusa
 pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     let submitted_tokens = tokenizer::count(&req.canonical) as u64;
     let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
+    let value = if req.is_json && submitted_tokens > req.effective_budget() {
+        // The tree must serialise to the canonical form the pre-check counted; fail closed if not.
+        let value = json::parse(&req.payload).map_err(|_| Refusal::ReceiptUnreconciled)?;
+        if json::stringify(&value) != req.canonical {
+            return Err(Refusal::ReceiptUnreconciled);
+        }
+        Some(value)
+    } else {
+        None
+    };
     let shaping = shape::shape(
         &req.canonical,
         submitted_tokens,
-        req.value.as_ref(),
+        value.as_ref(),
         &keep,
         req.effective_budget(),
     )
