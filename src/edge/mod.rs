@@ -41,6 +41,22 @@ impl ClosedError for CallerInvalid {
     }
 }
 
+/// A free check named no caller wallet (neither `caller` in the body nor `X-Caller`).
+#[derive(Debug, Clone, Copy)]
+struct CallerMissing;
+
+impl ClosedError for CallerMissing {
+    fn code(&self) -> &'static str {
+        "caller_missing"
+    }
+    fn status(&self) -> u16 {
+        400
+    }
+    fn message(&self) -> &'static str {
+        "the free tier needs a caller wallet: `caller` in the body or the X-Caller header"
+    }
+}
+
 /// A paid call without a usable `Idempotency-Key` (16–128 of `[A-Za-z0-9_-]`).
 #[derive(Debug, Clone, Copy)]
 struct IdempotencyKeyInvalid;
@@ -193,8 +209,10 @@ async fn handle(
             let caller = families::caller(&parsed)
                 .map(str::to_owned)
                 .or(header_caller)
-                .filter(|c| is_solana_address(c))
-                .ok_or(CallerInvalid)?;
+                .ok_or(CallerMissing)?;
+            if !is_solana_address(&caller) {
+                return Err(Box::new(CallerInvalid));
+            }
             let now = now_ms();
             if let Some(spent) = spend_allowance(env, family, &caller, now).await? {
                 return free_tier_refusal(&req, env, family, &spent).await;
