@@ -537,7 +537,7 @@ test('retention canary: no form of the canary anywhere the service keeps or says
 
   // One real payment per paid route by the official client, the canary inside the payload; replay → 409.
   const fencedOutputs = [
-    await payAndReplay('/token-efficiency/budget', teValid(), { fenced: true }),
+    await payAndReplay('/token-efficiency/budget', teValid(), { fenced: 'shaped_payload+receipt' }),
     await payAndReplay('/v1/x402/context-budget-pack', packValid(), { fenced: true }),
     await payAndReplay('/token-opt/levers', leversValid(), { fenced: true }),
     await payAndReplay('/token-opt/toon', toonValid(), { fenced: true }),
@@ -559,8 +559,16 @@ test('retention canary: no form of the canary anywhere the service keeps or says
   for (const r of seen) {
     const inHeaders = hitsIn(r.headers);
     if (inHeaders.length) hits.push(`response headers of "${r.what}" (${r.status}): ${inHeaders.join(', ')}`);
-    if (!r.fenced) {
-      const inBody = hitsIn(r.body);
+    // token-efficiency: only the shaped payload and its receipt (field paths) are the payer's output;
+    // the verdict and every figure around them are scanned like any report.
+    const scanned = r.fenced === 'shaped_payload+receipt' ? (() => {
+      const { shaped_payload: shapedPayload, receipt, ...rest } = JSON.parse(r.body);
+      assert.equal(typeof shapedPayload, 'string', 'the paid budget call returns a shaped payload');
+      assert.ok(Array.isArray(receipt), 'and its receipt');
+      return JSON.stringify(rest);
+    })() : r.fenced ? '' : r.body;
+    {
+      const inBody = hitsIn(scanned);
       if (inBody.length) hits.push(`response body of "${r.what}" (${r.status}): ${inBody.join(', ')}`);
     }
   }
