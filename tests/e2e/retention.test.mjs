@@ -279,6 +279,7 @@ test('errors: every reachable refusal code of every family is static text plus n
     ['caller_invalid', 'POST', '/token-efficiency/precheck', { payload: ALL, budget_tokens: 5, caller: K }],
     ['caller_missing', 'POST', '/token-efficiency/precheck', { payload: ALL, budget_tokens: 5 }],
     ['caller_invalid', 'POST', '/token-efficiency/precheck', { payload: ALL, budget_tokens: 5 }, { 'x-caller': K }],
+    ['CAP-EXCEEDED:body_bytes', 'POST', '/token-efficiency/budget', overCap(262_144), { 'idempotency-key': keyOf(), 'payment-signature': Buffer.from(ALL).toString('base64') }],
     ['body_unknown_field', 'POST', '/token-efficiency/budget', { ...teValid(), [KS]: K }, { 'idempotency-key': keyOf() }],
     // ---- context-composition/v1
     ['CAP-EXCEEDED:body_bytes', 'POST', '/context-composition/precheck', overCap(5 * 1024 * 1024, 'envelope_version')],
@@ -291,6 +292,7 @@ test('errors: every reachable refusal code of every family is static text plus n
     ['record_does_not_parse_as_declared_format', 'POST', '/context-composition/precheck', ccValid({ record: { messages: [{ role: 'user', text: 5, kind: K }] } })],
     ['stated_counts_invalid', 'POST', '/context-composition/precheck', ccValid({ harness_stated_counts: { [K]: KB } })],
     ['caller_invalid', 'POST', '/context-composition/precheck', ccValid({ caller: K })],
+    ['CAP-EXCEEDED:body_bytes', 'POST', '/context-composition/audit', overCap(5 * 1024 * 1024, 'envelope_version'), { 'idempotency-key': keyOf(), 'payment-signature': Buffer.from(ALL).toString('base64') }],
     ['record_required', 'POST', '/context-composition/audit', { ...ccValid(), record: undefined }, { 'idempotency-key': keyOf() }],
     // ---- context-budget-pack
     ['EDGE_LIMIT', 'POST', '/context-budget-pack/preflight', overCap(131_072, 'sources'), { 'x-caller': W() }],
@@ -447,7 +449,26 @@ test('errors: every reachable refusal code of every family is static text plus n
   const notDriven = listedKeys.filter((k) => !driven.has(k) && !UNREACHABLE[k]);
   if (notDriven.length) problems.push(`listed refusal codes not driven: ${notDriven.join(', ')}`);
 
-  console.log(`errors: ${cases.length + 1 + payCases.length} refusals checked, ${codes.size} distinct codes; `
+  // The facilitator down: a well-formed payment cannot be verified (503), nothing is consumed.
+  {
+    const key = keyOf();
+    const { header } = await createPaymentHeader(await challenge(key), { rpcUrl: svm.url, idempotencyKey: key });
+    await facilitator.close();
+    try {
+      const e = await call('payment refusal facilitator down', TE_PATH, { body: teValid(), headers: { 'idempotency-key': key, 'payment-signature': header } });
+      codes.add('payment_facilitator_unavailable');
+      for (const p of errorShapeProblems(e, 'payment_facilitator_unavailable')) problems.push(`payment_facilitator_unavailable: ${p}`);
+    } finally {
+      facilitator = await startFacilitator({ port: FACILITATOR_PORT, rpcUrl: svm.url, quiet: true });
+    }
+    // An expired blockhash passes the local checks and is rejected by the facilitator's verify.
+    await rpc(svm.url, 'testExpireBlockhash');
+    const e = await call('payment refusal verify rejected', TE_PATH, { body: teValid(), headers: { 'idempotency-key': key, 'payment-signature': header } });
+    codes.add('payment_verify_rejected');
+    for (const p of errorShapeProblems(e, 'payment_verify_rejected')) problems.push(`payment_verify_rejected: ${p}`);
+  }
+
+  console.log(`errors: ${cases.length + 3 + payCases.length} refusals checked, ${codes.size} distinct codes; `
     + `${listedKeys.length - notDriven.length - Object.keys(UNREACHABLE).filter((k) => listedKeys.includes(k)).length}/${listedKeys.length} `
     + `codes of the served documents driven and matched, unreachable: ${Object.keys(UNREACHABLE).join(', ')}`);
   assert.deepEqual(problems, [], problems.join('\n'));
@@ -477,6 +498,7 @@ async function payAndReplay(path, body, { fenced, expect = 200 } = {}) {
     assert.ok(paid.raw.get('payment-response'), `${path} PAYMENT-RESPONSE`);
     const replay = await call(`${path} replay`, path, { body, headers });
     assert.equal(replay.status, 409, `${path} replay`);
+    assert.deepEqual(errorShapeProblems(replay, 'payment_replayed'), [], `${path} replay body`);
   }
   return paid;
 }
