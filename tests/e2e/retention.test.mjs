@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startWorker, wallet, ROOT } from './lib/worker.mjs';
+import { startWorker, wallet } from './lib/worker.mjs';
 import { startSvm, rpc } from '../x402/stack.mjs';
 import { startFacilitator } from '../x402/facilitator.mjs';
 import { createPaymentHeader } from '../x402/client.mjs';
@@ -622,6 +622,12 @@ test('retention canary: no form of the canary anywhere the service keeps or says
   const routedAccessHits = accessLogHits.filter((l) => !/ 404 /.test(l));
   if (routedAccessHits.length) hits.push(`wrangler dev access log on a routed path: ${JSON.stringify(routedAccessHits)}`);
 
+  const groups = {};
+  for (const f of files) {
+    const g = f.slice(w.persist.length + 1).split('/').slice(0, 3).join('/');
+    groups[g] = (groups[g] ?? 0) + 1;
+  }
+  console.log(`retention: persisted files by directory ${JSON.stringify(groups)}`);
   console.log(`retention: ${seen.length} responses, ${files.length} persisted files (${files.reduce((n, f) => n + statSync(f).size, 0)} bytes), ${logs.length} log bytes scanned for ${Object.keys(FORMS).length} canary forms`);
   assert.deepEqual(hits, [], hits.join('\n'));
 });
