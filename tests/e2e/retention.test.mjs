@@ -253,6 +253,7 @@ test('errors: every reachable refusal code of every family is static text plus n
   const cases = [
     // ---- edge
     ['not_covered', 'GET', `/${K}?q=${KB}`, undefined, {}, 404],
+    ['not_covered', 'PUT', `/token-efficiency/precheck?${K}=${KH}`, JSON.stringify({ payload: K }), {}, 404],
     ['unsupported_media_type', 'POST', '/token-efficiency/precheck', `{"payload":"${K}"}`, { 'content-type': `text/plain; ${K}` }],
     ['caller_missing', 'POST', '/context-budget-pack/preflight', packValid()],
     ['caller_invalid', 'POST', '/context-budget-pack/preflight', packValid(), { 'x-caller': K }],
@@ -551,6 +552,9 @@ test('retention canary: no form of the canary anywhere the service keeps or says
     ['/token-opt/toon', toonValid()],
   ]) {
     e = await call(`${path} unpaid + query`, `${path}${q}`, { body, headers: { 'idempotency-key': keyOf() } });
+    assert.equal(e.status, 402, `${path}: ${e.body.slice(0, 200)}`);
+    // The canary itself is a valid key ([A-Za-z0-9], 20 characters): the challenge binds it by hash only.
+    e = await call(`${path} unpaid, canary as Idempotency-Key`, path, { body, headers: { 'idempotency-key': K } });
     assert.equal(e.status, 402, `${path}: ${e.body.slice(0, 200)}`);
     // A valid body with a canary-bearing (not decodable as a payment) header.
     e = await call(`${path} valid + canary payment header`, path, { body, headers: { 'payment-signature': fakePayment, 'idempotency-key': keyOf() } });
