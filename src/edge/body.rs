@@ -22,17 +22,25 @@ pub fn is_json_content_type(req: &Request) -> bool {
         .unwrap_or(false)
 }
 
-/// Reads the whole body, refusing with 413 as soon as it exceeds `cap` bytes.
-pub async fn read_capped(req: &mut Request, cap: usize) -> Result<Vec<u8>, EdgeError> {
-    let too_large = EdgeError::BodyTooLarge { cap: cap as u64 };
+/// Why a body was not read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// Over the cap: `seen` is the declared length, or the bytes read when the cap was passed.
+    TooLarge { seen: u64 },
+    /// The stream failed.
+    Failed(EdgeError),
+}
+
+/// Reads the whole body, stopping as soon as it exceeds `cap` bytes.
+pub async fn read_capped(req: &mut Request, cap: usize) -> Result<Vec<u8>, Unread> {
     let declared = req
         .headers()
         .get("content-length")
         .ok()
         .flatten()
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > cap as u64) {
-        return Err(too_large);
+    if let Some(seen) = declared.filter(|n| *n > cap as u64) {
+        return Err(Unread::TooLarge { seen });
     }
     let mut stream = match req.stream() {
         Ok(s) => s,
@@ -41,9 +49,11 @@ pub async fn read_capped(req: &mut Request, cap: usize) -> Result<Vec<u8>, EdgeE
     };
     let mut body = Vec::with_capacity(declared.map_or(0, |n| n as usize));
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| EdgeError::BodyUnreadable)?;
+        let chunk = chunk.map_err(|_| Unread::Failed(EdgeError::BodyUnreadable))?;
         if body.len() + chunk.len() > cap {
-            return Err(too_large);
+            return Err(Unread::TooLarge {
+                seen: (body.len() + chunk.len()) as u64,
+            });
         }
         body.extend_from_slice(&chunk);
     }

@@ -116,3 +116,34 @@ pub fn run(parsed: &Parsed, now_ms: u64) -> Result<Delivery, Refused> {
         Parsed::Toon(r) => boxed(token_opt::run_toon(r, now_ms)),
     }
 }
+
+/// The family's own refusal for a body over its cap (`seen` bytes declared or read).
+pub fn over_cap(handler: Handler, seen: u64) -> Refused {
+    let cap = body_cap(handler);
+    match handler {
+        Handler::Free(Family::TokenEfficiency) | Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
+            Box::new(token_efficiency::Refusal::BodyOverCap)
+        }
+        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
+            Box::new(composition::Refusal::BodyOverCap { body_bytes: seen })
+        }
+        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
+            Box::new(budget_pack::Refusal::EdgeLimit)
+        }
+        Handler::Paid(PaidOp::TokenOptLevers | PaidOp::TokenOptToon) => {
+            Box::new(token_opt::Refusal::BodyTooLarge { cap })
+        }
+        _ => Box::new(crate::edge::error::EdgeError::BodyTooLarge { cap: cap as u64 }),
+    }
+}
+
+/// The family's own refusal for a free check without a usable caller wallet, where it has one.
+pub fn caller_refusal(family: Family, present_but_invalid: bool) -> Refused {
+    match (family, present_but_invalid) {
+        (Family::TokenEfficiency, true) => Box::new(token_efficiency::Refusal::CallerInvalid),
+        (Family::TokenEfficiency, false) => Box::new(token_efficiency::Refusal::CallerMissing),
+        (Family::ContextComposition, true) => Box::new(composition::Refusal::CallerInvalid),
+        (_, true) => Box::new(crate::edge::CallerInvalid),
+        (_, false) => Box::new(crate::edge::CallerMissing),
+    }
+}

@@ -27,7 +27,7 @@ use worker::{event, Context, Date, Env, Method, Request, Response, Result};
 
 /// The caller's wallet was missing or is not a Solana address (free tier only).
 #[derive(Debug, Clone, Copy)]
-struct CallerInvalid;
+pub struct CallerInvalid;
 
 impl ClosedError for CallerInvalid {
     fn code(&self) -> &'static str {
@@ -43,7 +43,7 @@ impl ClosedError for CallerInvalid {
 
 /// A free check named no caller wallet (neither `caller` in the body nor `X-Caller`).
 #[derive(Debug, Clone, Copy)]
-struct CallerMissing;
+pub struct CallerMissing;
 
 impl ClosedError for CallerMissing {
     fn code(&self) -> &'static str {
@@ -205,13 +205,18 @@ async fn handle(
             drop(body);
             // The wallet comes from the body's `caller` where the family's input has one, else from
             // the `X-Caller` header (the budget-pack contract's input schema admits no caller member).
-            let header_caller = req.headers().get("x-caller").ok().flatten();
+            let header_caller = req
+                .headers()
+                .get("x-caller")
+                .ok()
+                .flatten()
+                .filter(|h| !h.is_empty());
             let caller = families::caller(&parsed)
                 .map(str::to_owned)
                 .or(header_caller)
-                .ok_or(CallerMissing)?;
+                .ok_or_else(|| families::caller_refusal(family, false))?;
             if !is_solana_address(&caller) {
-                return Err(Box::new(CallerInvalid));
+                return Err(families::caller_refusal(family, true));
             }
             let now = now_ms();
             if let Some(spent) = spend_allowance(env, family, &caller, now).await? {
@@ -317,7 +322,12 @@ async fn intake(route: &Route, req: &mut Request) -> std::result::Result<Vec<u8>
     if !body::is_json_content_type(req) {
         return Err(Box::new(EdgeError::UnsupportedMediaType));
     }
-    Ok(body::read_capped(req, families::body_cap(route.handler)).await?)
+    match body::read_capped(req, families::body_cap(route.handler)).await {
+        Ok(bytes) => Ok(bytes),
+        // Over the cap: the family's own published refusal (its code, message and figures).
+        Err(body::Unread::TooLarge { seen }) => Err(families::over_cap(route.handler, seen)),
+        Err(body::Unread::Failed(e)) => Err(Box::new(e)),
+    }
 }
 
 /// Signs a family's report: in the body, or detached into `Report-Signature` where the family's
