@@ -17,6 +17,7 @@ bash scripts/build.sh >target/worker-build.log 2>&1
 ls -l build/index_bg.wasm | awk '{print "wasm bytes: " $5}'
 echo "wasm gzip bytes: $(gzip -9 -c build/index_bg.wasm | wc -c)"
 node bench/workerd.mjs target/tokenizer-bench/mixed.txt
+node bench/composition-workerd.mjs
 echo "== engines (release, ignored timing tests)"
 cargo test --release --quiet --test token_efficiency_corpus -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
 cargo test --release --quiet --test composition_corpus -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
