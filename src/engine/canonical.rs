@@ -11,11 +11,20 @@ use std::fmt::Write;
 /// The JCS bytes of `value`.
 pub fn to_jcs(value: &Value) -> String {
     let mut out = String::new();
-    write_jcs(&mut out, value);
+    write_json(&mut out, value, true);
     out
 }
 
-fn write_jcs(out: &mut String, value: &Value) {
+/// ECMAScript `JSON.stringify(value)` of a `serde_json::Value`: compact, members in the map's own
+/// (insertion) order, JS number and string rendering.
+pub fn to_js_compact(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, false);
+    out
+}
+
+/// The one JSON writer behind both forms: `sorted` orders object members by UTF-16 code units (JCS).
+fn write_json(out: &mut String, value: &Value, sorted: bool) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -27,13 +36,15 @@ fn write_jcs(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_jcs(out, item);
+                write_json(out, item, sorted);
             }
             out.push(']');
         }
         Value::Object(map) => {
             let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            if sorted {
+                members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            }
             out.push('{');
             for (i, (k, v)) in members.into_iter().enumerate() {
                 if i > 0 {
@@ -41,7 +52,7 @@ fn write_jcs(out: &mut String, value: &Value) {
                 }
                 write_js_string(out, k);
                 out.push(':');
-                write_jcs(out, v);
+                write_json(out, v, sorted);
             }
             out.push('}');
         }
@@ -219,6 +230,20 @@ mod tests {
         let v: Value = serde_json::from_str(input).unwrap();
         let want = r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#;
         assert_eq!(to_jcs(&v), want);
+    }
+
+    #[test]
+    fn js_compact_keeps_member_order() {
+        let v: Value =
+            serde_json::from_str(r#"{"b":[1.50,{"z":null,"a":"\u0001"}],"a":1e21}"#).unwrap();
+        assert_eq!(
+            to_js_compact(&v),
+            r#"{"b":[1.5,{"z":null,"a":"\u0001"}],"a":1e+21}"#
+        );
+        assert_eq!(
+            to_jcs(&v),
+            r#"{"a":1e+21,"b":[1.5,{"a":"\u0001","z":null}]}"#
+        );
     }
 
     #[test]

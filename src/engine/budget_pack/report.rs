@@ -12,7 +12,7 @@
 
 use super::pack::{Packing, Reason};
 use super::{Request, OPERATION, VERSION};
-use crate::engine::canonical::{js_number, to_jcs, write_js_string};
+use crate::engine::canonical::{to_jcs, write_js_string};
 use crate::engine::sign::sha256_hex;
 use serde_json::{json, Map, Value};
 
@@ -224,43 +224,8 @@ pub fn input_sha256(req: &Request) -> String {
     sha256_hex(to_jcs(&normalized_input(req)).as_bytes())
 }
 
-/// Compact JSON exactly as ECMAScript `JSON.stringify(value)` writes it (member order kept).
-pub fn compact_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_compact(&mut out, value);
-    out
-}
-
-fn write_compact(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(0.0))),
-        Value::String(s) => write_js_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js_string(out, k);
-                out.push(':');
-                write_compact(out, v);
-            }
-            out.push('}');
-        }
-    }
-}
+/// ECMAScript `JSON.stringify` (compact, member order kept): the shared writer in `canonical`.
+pub use crate::engine::canonical::to_js_compact as compact_json;
 
 /// Bytes of the selected texts written as JSON strings (quotes included).
 pub fn packed_text_json_bytes(packing: &Packing) -> usize {

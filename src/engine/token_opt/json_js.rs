@@ -5,7 +5,6 @@
 //! last value — serde_json's map insert does the same); `compact` writes exactly what `JSON.stringify`
 //! writes for such a value (no whitespace, JS string escaping, JS number rendering).
 
-use crate::engine::canonical::{js_number, write_js_string};
 use serde_json::{Map, Value};
 
 /// Whether `key` is an ECMAScript array index: "0" or a decimal without leading zero, below 2^32 − 1.
@@ -41,43 +40,8 @@ pub fn to_js_key_order(value: &mut Value) {
     }
 }
 
-/// `JSON.stringify(value)` (compact).
-pub fn compact(value: &Value) -> String {
-    let mut out = String::new();
-    write_compact(&mut out, value);
-    out
-}
-
-fn write_compact(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(0.0))),
-        Value::String(s) => write_js_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js_string(out, k);
-                out.push(':');
-                write_compact(out, v);
-            }
-            out.push('}');
-        }
-    }
-}
+/// ECMAScript `JSON.stringify` (compact, member order kept): the shared writer in `canonical`.
+pub use crate::engine::canonical::to_js_compact as compact;
 
 /// Length of `s` as JavaScript counts it (UTF-16 code units).
 pub fn js_length(s: &str) -> usize {
