@@ -6,6 +6,7 @@ pub mod allowance;
 pub mod budget_pack;
 pub mod canonical;
 pub mod composition;
+pub mod json_lexeme;
 pub mod payment;
 pub mod sign;
 pub mod time;

@@ -16,6 +16,7 @@
 //!   recursion is bounded;
 //! - records, without failing, whether any key is unsafe or any string holds a lone surrogate.
 
+use crate::engine::json_lexeme::{hex4, number_end};
 use std::collections::BTreeMap;
 
 /// One parsed JSON value. Strings and keys are UTF-16 code units.
@@ -210,15 +211,7 @@ impl Reader<'_> {
     }
 
     fn hex4(&mut self) -> Result<u16, ReadError> {
-        let digits = self
-            .bytes
-            .get(self.pos..self.pos + 4)
-            .ok_or(ReadError::Syntax)?;
-        let mut unit: u16 = 0;
-        for d in digits {
-            let nibble = (*d as char).to_digit(16).ok_or(ReadError::Syntax)?;
-            unit = unit * 16 + nibble as u16;
-        }
+        let unit = hex4(self.bytes, self.pos).ok_or(ReadError::Syntax)?;
         self.pos += 4;
         Ok(unit)
     }
@@ -275,44 +268,13 @@ impl Reader<'_> {
 
     fn number(&mut self) -> Result<JsonValue, ReadError> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => self.skip_digits(),
-            _ => return Err(ReadError::Syntax),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(ReadError::Syntax);
-            }
-            self.skip_digits();
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(ReadError::Syntax);
-            }
-            self.skip_digits();
-        }
-        let literal =
-            std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|_| ReadError::Syntax)?;
-        // Rust's float parsing is correctly rounded, as ECMAScript's is; overflow gives infinity.
-        literal
+        self.pos = number_end(self.bytes, start).ok_or(ReadError::Syntax)?;
+        // Rust's float parsing is correctly rounded (as ECMAScript requires) and overflows to ±inf.
+        std::str::from_utf8(&self.bytes[start..self.pos])
+            .map_err(|_| ReadError::Syntax)?
             .parse::<f64>()
             .map(JsonValue::Number)
             .map_err(|_| ReadError::Syntax)
-    }
-
-    fn skip_digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
     }
 }
 

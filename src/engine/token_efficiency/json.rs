@@ -15,6 +15,7 @@
 //!   overflows its stack on very deep values; this engine refuses them instead of guessing).
 
 use crate::engine::canonical::js_number;
+use crate::engine::json_lexeme::{hex4, number_end};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -470,55 +471,16 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> Result<JsValue, ParseError> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => self.skip_digits(),
-            _ => return Err(ParseError::NotJson),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(ParseError::NotJson);
-            }
-            self.skip_digits();
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if !matches!(self.peek(), Some(b'0'..=b'9')) {
-                return Err(ParseError::NotJson);
-            }
-            self.skip_digits();
-        }
+        self.pos = number_end(self.bytes, start).ok_or(ParseError::NotJson)?;
         // Rust's float parsing is correctly rounded (as ECMAScript requires) and overflows to ±inf.
-        let literal = &self.text[start..self.pos];
-        literal
+        self.text[start..self.pos]
             .parse::<f64>()
             .map(JsValue::Number)
             .map_err(|_| ParseError::NotJson)
     }
 
-    fn skip_digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
     fn hex4(&mut self) -> Result<u16, ParseError> {
-        let digits = self
-            .bytes
-            .get(self.pos..self.pos + 4)
-            .ok_or(ParseError::NotJson)?;
-        let mut unit: u16 = 0;
-        for &d in digits {
-            let v = (d as char).to_digit(16).ok_or(ParseError::NotJson)?;
-            unit = unit * 16 + v as u16;
-        }
+        let unit = hex4(self.bytes, self.pos).ok_or(ParseError::NotJson)?;
         self.pos += 4;
         Ok(unit)
     }
