@@ -102,6 +102,21 @@ impl ClosedError for FreeTierSpent {
     }
 }
 
+/// A runtime failure as the closed `internal` refusal (the runtime's text is dropped: it may quote
+/// request data).
+fn internal(err: worker::Error) -> Refused {
+    Box::new(EdgeError::from(err))
+}
+
+/// The request's `Idempotency-Key` when it is well formed (16–128 of `[A-Za-z0-9_-]`).
+fn sent_idempotency_key(req: &Request) -> Option<String> {
+    req.headers()
+        .get("idempotency-key")
+        .ok()
+        .flatten()
+        .filter(|k| crate::engine::payment::is_valid_idempotency_key(k))
+}
+
 fn now_ms() -> u64 {
     Date::now().as_millis()
 }
@@ -163,7 +178,6 @@ async fn handle(
     env: &Env,
     ctx: &Context,
 ) -> std::result::Result<Response, Refused> {
-    let internal = |_: worker::Error| -> Refused { Box::new(EdgeError::Internal) };
     match route.handler {
         Handler::Index => {
             let signer = config::signer(env)?;
@@ -233,14 +247,12 @@ async fn handle(
             let body = intake(route, &mut req).await?;
             let parsed = families::parse(route.handler, &body)?;
             drop(body);
-            let key = req.headers().get("idempotency-key").ok().flatten();
             if op == PaidOp::BudgetPack {
                 // The contract's own code for a missing or malformed key, still free.
-                crate::engine::budget_pack::check_idempotency_key(key.as_deref())?;
+                let raw = req.headers().get("idempotency-key").ok().flatten();
+                crate::engine::budget_pack::check_idempotency_key(raw.as_deref())?;
             }
-            let key = key
-                .filter(|k| crate::engine::payment::is_valid_idempotency_key(k))
-                .ok_or(IdempotencyKeyInvalid)?;
+            let key = sent_idempotency_key(&req).ok_or(IdempotencyKeyInvalid)?;
             paid(route, op, &req, env, &parsed, &key).await
         }
     }
@@ -257,7 +269,6 @@ async fn paid(
     parsed: &families::Parsed,
     key: &str,
 ) -> std::result::Result<Response, Refused> {
-    let internal = |_: worker::Error| -> Refused { Box::new(EdgeError::Internal) };
     let family = op.family();
     let signer = config::signer(env)?;
     let price = price_units(env, op);
@@ -364,19 +375,12 @@ async fn free_tier_refusal(
     family: Family,
     spent: &FreeTierSpent,
 ) -> std::result::Result<Response, Refused> {
-    let internal = |_: worker::Error| -> Refused { Box::new(EdgeError::Internal) };
     let op = paid_op_of(family);
     let paid_path = routes::ROUTES
         .iter()
         .find(|r| r.handler == Handler::Paid(op))
         .map_or("", |r| r.path);
-    let sent = req
-        .headers()
-        .get("idempotency-key")
-        .ok()
-        .flatten()
-        .filter(|k| crate::engine::payment::is_valid_idempotency_key(k));
-    let (key, drawn) = match sent {
+    let (key, drawn) = match sent_idempotency_key(req) {
         Some(k) => (k, false),
         None => (fresh_idempotency_key()?, true),
     };
