@@ -19,6 +19,6 @@ echo "wasm gzip bytes: $(gzip -9 -c build/index_bg.wasm | wc -c)"
 node bench/workerd.mjs target/tokenizer-bench/mixed.txt
 node bench/composition-workerd.mjs
 echo "== engines (release, ignored timing tests)"
-cargo test --release --quiet --test token_efficiency_corpus -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
+cargo bench --quiet --bench token_efficiency 2>/dev/null
 cargo test --release --quiet --test composition_corpus -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
 cargo test --release --quiet --test toon_speed -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true

@@ -179,36 +179,3 @@ fn every_corpus_case_matches_the_independent_implementation() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
-
-/// One-shot timing of the cap cases against one tokenization (not a benchmark; run with
-/// `cargo test --test token_efficiency_corpus -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn cap_case_timings() {
-    let corpus = corpus();
-    for case in corpus["cases"].as_array().unwrap() {
-        let id = case["id"].as_str().unwrap();
-        if !id.starts_with("cap-") || !case["expect"]["refusal"].is_null() {
-            continue;
-        }
-        let bytes = body_bytes(case);
-        let body: Value = serde_json::from_slice(&bytes).unwrap();
-        let payload = body["payload"].as_str().unwrap();
-        let t = std::time::Instant::now();
-        let tokens = tokenizer::count(payload);
-        let one = t.elapsed();
-        let t = std::time::Instant::now();
-        let req = te::parse(&bytes).unwrap();
-        let _ = te::precheck(&req, 0);
-        let pre = t.elapsed();
-        let t = std::time::Instant::now();
-        let delivery = te::run(&req, 0).unwrap();
-        let run = t.elapsed();
-        eprintln!(
-            "{id}: {tokens} tokens; one count {one:?}; parse+precheck {pre:?} ({:.2}x); parse+run {run:?} ({:.2}x); applications {}",
-            pre.as_secs_f64() / one.as_secs_f64(),
-            (run + pre).as_secs_f64() / one.as_secs_f64(),
-            delivery.report["applications"]
-        );
-    }
-}

@@ -83,6 +83,33 @@ pub fn fast_canonical(text: &str) -> Option<String> {
     (p.pos == p.bytes.len()).then_some(out)
 }
 
+/// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
+/// no control character. Eight bytes at a time (SWAR), then byte by byte.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // A byte below 0x20 has its top three bits clear: (b & 0xE0) == 0.
+        let special = has_zero(w ^ (ONES * u64::from(b'"')))
+            | has_zero(w ^ (ONES * u64::from(b'\\')))
+            | has_zero(w & (ONES * 0xE0));
+        if special != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// `-?[1-9][0-9]{0,14}` or `0`: printed by JavaScript exactly as written.
 fn is_plain_integer(literal: &str) -> bool {
     let digits = literal.strip_prefix('-').unwrap_or(literal);
@@ -311,19 +338,13 @@ impl<'a> Parser<'a> {
     /// and `None` returned when the literal holds an escape or a control character.
     fn plain_string_slice(&mut self) -> Option<&'a str> {
         let start = self.pos;
-        let mut i = start + 1;
-        while let Some(&b) = self.bytes.get(i) {
-            match b {
-                b'"' => {
-                    self.pos = i + 1;
-                    return Some(&self.text[start..=i]);
-                }
-                b'\\' => return None,
-                0x00..=0x1f => return None,
-                _ => i += 1,
-            }
+        let end = start + 1 + plain_run(&self.bytes[start + 1..]);
+        if self.bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            Some(&self.text[start..=end])
+        } else {
+            None
         }
-        None
     }
 
     fn fast_value(&mut self, out: &mut String, depth: usize) -> Option<()> {
@@ -349,9 +370,11 @@ impl<'a> Parser<'a> {
                     }
                     let key = self.plain_string_slice()?;
                     let name = &key[1..key.len() - 1];
-                    let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
-                    if array_index(&index_like).is_some() {
-                        return None;
+                    if name.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                        let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
+                        if array_index(&index_like).is_some() {
+                            return None;
+                        }
                     }
                     if keys.len() >= 16 && key_set.is_none() {
                         key_set = Some(keys.iter().copied().collect());
@@ -441,14 +464,13 @@ impl<'a> Parser<'a> {
                 .map(|()| out.push_str("null")),
             b'-' | b'0'..=b'9' => {
                 let start = self.pos;
-                let JsValue::Number(x) = self.number().ok()? else {
-                    return None;
-                };
+                self.pos = number_end(self.bytes, start)?;
                 let literal = &self.text[start..self.pos];
                 if is_plain_integer(literal) {
                     out.push_str(literal);
                 } else {
-                    out.push_str(&js_number(x));
+                    // Rust's float parsing is correctly rounded, as ECMAScript requires.
+                    out.push_str(&js_number(literal.parse::<f64>().ok()?));
                 }
                 Some(())
             }
@@ -491,12 +513,7 @@ impl<'a> Parser<'a> {
         loop {
             // Copy the run of plain characters in one go.
             let run_start = self.pos;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_run(&self.bytes[self.pos..]);
             units.extend(self.text[run_start..self.pos].encode_utf16());
             match self.peek().ok_or(ParseError::NotJson)? {
                 b'"' => {
@@ -678,6 +695,31 @@ pub fn member<'a>(members: &'a [(JsString, JsValue)], key: &str) -> Option<&'a J
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_run_stops_at_the_first_quote_backslash_or_control_byte() {
+        let naive = |bytes: &[u8]| {
+            bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len())
+        };
+        for special in (0u8..=0x20).chain([b'"', b'\\', 0x7f, 0x80, 0xff]) {
+            for len in 0..40 {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    if at < len {
+                        bytes[at] = special;
+                    }
+                    assert_eq!(
+                        plain_run(&bytes),
+                        naive(&bytes),
+                        "{special:#x} at {at}/{len}"
+                    );
+                }
+            }
+        }
+    }
 
     fn canon(text: &str) -> Result<String, ParseError> {
         parse(text).map(|v| stringify(&v))

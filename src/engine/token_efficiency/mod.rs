@@ -90,12 +90,49 @@ const BODY_MEMBERS: [&str; 5] = [
     "caller",
 ];
 
-/// Free validation of the raw body bytes (nothing is counted or charged here).
-pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
-    if body.len() > BODY_CAP {
-        return Err(Refusal::BodyOverCap);
+/// A body member as validation reads it, whichever parser produced it.
+enum Field {
+    String(String),
+    Number(f64),
+    Array(Vec<Field>),
+    Other,
+}
+
+impl Field {
+    fn from_serde(value: Value) -> Field {
+        match value {
+            Value::String(text) => Field::String(text),
+            // Integers convert with round-to-nearest, as JavaScript reads the same literal.
+            Value::Number(n) => n.as_f64().map_or(Field::Other, Field::Number),
+            Value::Array(items) => Field::Array(items.into_iter().map(Field::from_serde).collect()),
+            _ => Field::Other,
+        }
     }
-    let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
+
+    /// Only for values already checked free of lone surrogates.
+    fn from_js(value: JsValue) -> Field {
+        match value {
+            JsValue::String(units) => {
+                String::from_utf16(&units).map_or(Field::Other, Field::String)
+            }
+            JsValue::Number(x) => Field::Number(x),
+            JsValue::Array(items) => Field::Array(items.into_iter().map(Field::from_js).collect()),
+            _ => Field::Other,
+        }
+    }
+}
+
+/// The body's members, duplicates resolved as `JSON.parse` does (last value wins). The common body
+/// takes serde_json's fast path; anything it rejects (a lone surrogate escape, a number out of
+/// range, nesting past its limit, not JSON at all) is re-read by the JavaScript-exact parser, which
+/// decides the refusal.
+fn body_members(text: &str) -> Result<Vec<(String, Field)>, Refusal> {
+    if let Ok(Value::Object(members)) = serde_json::from_str::<Value>(text) {
+        return Ok(members
+            .into_iter()
+            .map(|(k, v)| (k, Field::from_serde(v)))
+            .collect());
+    }
     let members = match json::parse(text).map_err(|_| Refusal::BodyNotJson)? {
         JsValue::Object(members) => members,
         _ => return Err(Refusal::BodyNotObject),
@@ -106,60 +143,68 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
     {
         return Err(Refusal::BodyLoneSurrogate);
     }
-    let known: Vec<Vec<u16>> = BODY_MEMBERS
+    Ok(members
+        .into_iter()
+        .map(|(k, v)| (String::from_utf16_lossy(&k), Field::from_js(v)))
+        .collect())
+}
+
+/// Free validation of the raw body bytes (nothing is counted or charged here).
+pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
+    if body.len() > BODY_CAP {
+        return Err(Refusal::BodyOverCap);
+    }
+    let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
+    let mut members = body_members(text)?;
+    if members
         .iter()
-        .map(|m| m.encode_utf16().collect())
-        .collect();
-    if members.iter().any(|(k, _)| !known.contains(k)) {
+        .any(|(k, _)| !BODY_MEMBERS.contains(&k.as_str()))
+    {
         return Err(Refusal::BodyUnknownField);
     }
-    let payload = match json::member(&members, "payload") {
+    let mut take = |name: &str| {
+        members
+            .iter()
+            .position(|(k, _)| k == name)
+            .map(|at| members.swap_remove(at).1)
+    };
+    let payload = match take("payload") {
         None => return Err(Refusal::PayloadMissing),
-        Some(JsValue::String(units)) => {
-            String::from_utf16(units).map_err(|_| Refusal::BodyLoneSurrogate)?
-        }
+        Some(Field::String(text)) => text,
         Some(_) => return Err(Refusal::PayloadNotString),
     };
-    let budget_tokens = match json::member(&members, "budget_tokens") {
+    let budget_tokens = match take("budget_tokens") {
         None => return Err(Refusal::BudgetMissing),
-        Some(JsValue::Number(x)) => token_figure(*x).map_err(|e| match e {
+        Some(Field::Number(x)) => token_figure(x).map_err(|e| match e {
             FigureError::NotPositive => Refusal::BudgetNotPositive,
             FigureError::Fractional => Refusal::BudgetFractional,
             FigureError::TooLarge => Refusal::BudgetTooLarge,
         })?,
         Some(_) => return Err(Refusal::BudgetNotNumber),
     };
-    let reserve_tokens = match json::member(&members, "reserve_tokens") {
+    let reserve_tokens = match take("reserve_tokens") {
         None => 0,
-        Some(JsValue::Number(x)) if *x == 0.0 => 0,
-        Some(JsValue::Number(x)) => token_figure(*x).map_err(|_| Refusal::ReserveInvalid)?,
+        Some(Field::Number(0.0)) => 0,
+        Some(Field::Number(x)) => token_figure(x).map_err(|_| Refusal::ReserveInvalid)?,
         Some(_) => return Err(Refusal::ReserveInvalid),
     };
     if reserve_tokens >= budget_tokens {
         return Err(Refusal::ReserveNotBelowBudget);
     }
-    let keep_fields = match json::member(&members, "keep_fields") {
+    let keep_fields = match take("keep_fields") {
         None => Vec::new(),
-        Some(JsValue::Array(items)) => items
-            .iter()
+        Some(Field::Array(items)) => items
+            .into_iter()
             .map(|item| match item {
-                JsValue::String(units) if !units.is_empty() => {
-                    String::from_utf16(units).map_err(|_| Refusal::KeepFieldsInvalid)
-                }
+                Field::String(path) if !path.is_empty() => Ok(path),
                 _ => Err(Refusal::KeepFieldsInvalid),
             })
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => return Err(Refusal::KeepFieldsInvalid),
     };
-    let caller = match json::member(&members, "caller") {
+    let caller = match take("caller") {
         None => None,
-        Some(JsValue::String(units)) => {
-            let caller = String::from_utf16(units).map_err(|_| Refusal::CallerInvalid)?;
-            if !base58::is_solana_address(&caller) {
-                return Err(Refusal::CallerInvalid);
-            }
-            Some(caller)
-        }
+        Some(Field::String(caller)) if base58::is_solana_address(&caller) => Some(caller),
         Some(_) => return Err(Refusal::CallerInvalid),
     };
     let (canonical, is_json) = match json::fast_canonical(&payload) {
@@ -215,26 +260,17 @@ pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusa
 /// The paid budget op: verdict, shaped payload, drop receipt; fails closed if the receipt does not
 /// reconcile.
 pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
-    let submitted_tokens = tokenizer::count(&req.canonical) as u64;
+    // Tokenized once: the submitted count, and the S-4 search when nothing edits the text first.
+    let submitted = tokenizer::Tokenized::new(&req.canonical);
     let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
-    let value = if req.is_json && submitted_tokens > req.effective_budget() {
-        // The tree must serialise to the canonical form the pre-check counted; fail closed if not.
-        let value = json::parse(&req.payload).map_err(|_| Refusal::ReceiptUnreconciled)?;
-        if json::stringify(&value) != req.canonical {
-            return Err(Refusal::ReceiptUnreconciled);
-        }
-        Some(value)
+    let value = if req.is_json && submitted.count() as u64 > req.effective_budget() {
+        // The tree must serialise to the canonical form the pre-check counted (shape checks it).
+        Some(json::parse(&req.payload).map_err(|_| Refusal::ReceiptUnreconciled)?)
     } else {
         None
     };
-    let shaping = shape::shape(
-        &req.canonical,
-        submitted_tokens,
-        value.as_ref(),
-        &keep,
-        req.effective_budget(),
-    )
-    .map_err(|_| Refusal::ReceiptUnreconciled)?;
+    let shaping = shape::shape(&submitted, value, &keep, req.effective_budget())
+        .map_err(|_| Refusal::ReceiptUnreconciled)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
     Ok(Delivery {
         status: 200,

@@ -18,7 +18,7 @@
 //! array element; exhaustion returns the submitted canonical form with an empty receipt.
 
 use super::json::{code_points, escaped_text, write_string, write_value, JsString, JsValue};
-use crate::engine::tokenizer;
+use crate::engine::tokenizer::{self, Tokenized};
 use std::collections::{HashMap, HashSet};
 
 /// Strings longer than this many characters are truncated by S-3.
@@ -742,15 +742,22 @@ fn slice_chars(text: &str, start: usize, end: usize) -> &str {
     &text[a..b]
 }
 
-/// Runs the budget op. `canonical` is the canonical form (JSON) or the raw text (text-only) and
-/// `submitted_tokens` its count; `value` is the parsed payload for the json operation set.
+/// Runs the budget op. `submitted` is the canonical form (JSON) or the raw text (text-only),
+/// tokenized once; `value` is the parsed payload for the json operation set, which must serialise
+/// back to exactly that canonical text (else this fails closed).
+///
+/// Cost: the submitted text is tokenized once (by the caller). S-1..S-3 count only the windows
+/// around their edits; when they edited anything, the edited text is tokenized once more, which
+/// both checks the windowed chain against a full count and serves the S-4 search. S-4 re-tokenizes
+/// only locally and reports the exact count of its output.
 pub fn shape(
-    canonical: &str,
-    submitted_tokens: u64,
-    value: Option<&JsValue>,
+    submitted: &Tokenized<'_>,
+    value: Option<JsValue>,
     keep: &HashSet<String>,
     budget: u64,
 ) -> Result<Shaping, Unreconciled> {
+    let canonical = submitted.text();
+    let submitted_tokens = submitted.count() as u64;
     let submitted_chars = canonical.chars().count() as u64;
     let unchanged = |exhaustion: Option<Exhaustion>| Shaping {
         submitted_tokens,
@@ -764,9 +771,13 @@ pub fn shape(
     if submitted_tokens <= budget {
         return Ok(unchanged(None));
     }
-    let (text, floor, spans, mut receipt, tokens_now, chars_now) = match value {
+    // S-1..S-3 on the tree; `edited` holds the live text when they changed anything.
+    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = match value {
         Some(value) => {
-            let mut doc = Document::build(value.clone(), keep);
+            let mut doc = Document::build(value, keep);
+            if doc.text != canonical {
+                return Err(Unreconciled);
+            }
             doc.tokens = submitted_tokens;
             doc.chars = submitted_chars;
             doc.s1(0);
@@ -777,10 +788,11 @@ pub fn shape(
                 doc.s3(0);
             }
             let (text, floor, spans) = doc.materialise();
-            (text, floor, spans, doc.receipt, doc.tokens, doc.chars)
+            let edited = (!doc.receipt.is_empty()).then_some(text);
+            (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
         }
         None => (
-            canonical.to_owned(),
+            None,
             0,
             Vec::new(),
             Vec::new(),
@@ -788,32 +800,30 @@ pub fn shape(
             submitted_chars,
         ),
     };
-    if !receipt.is_empty() {
-        // The chain of windowed counts must equal a full count of the text it describes (the one
-        // place the post-S-1..S-3 text is counted whole).
-        if tokenizer::count(&text) as u64 != tokens_now || text.chars().count() as u64 != chars_now
-        {
-            return Err(Unreconciled);
-        }
+    let retokenized = edited.as_deref().map(Tokenized::new);
+    let current = retokenized.as_ref().unwrap_or(submitted);
+    let text = current.text();
+    // The chain of windowed counts must equal a full count of the text it describes.
+    if current.count() as u64 != tokens_now || text.chars().count() as u64 != chars_now {
+        return Err(Unreconciled);
     }
     let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
-        (text, tokens_now, chars_now)
+        (text.to_owned(), tokens_now, chars_now)
     } else {
         let total = chars_now as usize;
-        let fit = tokenizer::largest_fitting_prefix(
-            &text,
+        let fit = current.largest_fitting_prefix(
             floor,
             total - 1,
             usize::try_from(budget).unwrap_or(usize::MAX),
             |l| marker(total - l, "S-4"),
         );
-        let Some(l) = fit else {
+        let Some(fit) = fit else {
             let protected_tokens = spans
                 .iter()
-                .map(|&(a, b)| tokenizer::count(slice_chars(&text, a, b)) as u64)
+                .map(|&(a, b)| tokenizer::count(slice_chars(text, a, b)) as u64)
                 .sum();
             let protected_chars = spans.iter().map(|&(a, b)| (b - a) as u64).sum();
-            let floor_text = slice_chars(&text, 0, floor);
+            let floor_text = slice_chars(text, 0, floor);
             return Ok(unchanged(Some(Exhaustion {
                 protected_fields: spans.len() as u64,
                 protected_tokens,
@@ -822,10 +832,10 @@ pub fn shape(
                 floor_tokens: tokenizer::count(floor_text) as u64,
             })));
         };
-        let mut shaped = text[..char_byte_offset(&text, l)].to_owned();
-        shaped.push_str(&marker(total - l, "S-4"));
-        let tokens = tokenizer::count(&shaped) as u64;
-        let chars = shaped.chars().count() as u64;
+        let marker = marker(total - fit.chars, "S-4");
+        let mut shaped = text[..char_byte_offset(text, fit.chars)].to_owned();
+        shaped.push_str(&marker);
+        let chars = (fit.chars + marker.chars().count()) as u64;
         receipt.push(ReceiptEntry {
             op: Op::S4,
             path: "payload".to_owned(),
@@ -833,9 +843,9 @@ pub fn shape(
             chars_before: chars_now,
             chars_after: chars,
             tokens_before: tokens_now,
-            tokens_after: tokens,
+            tokens_after: fit.tokens as u64,
         });
-        (shaped, tokens, chars)
+        (shaped, fit.tokens as u64, chars)
     };
     let shaping = Shaping {
         submitted_tokens,
@@ -889,13 +899,9 @@ mod tests {
         match parse(payload) {
             Ok(value) => {
                 let canonical = stringify(&value);
-                let tokens = tokenizer::count(&canonical) as u64;
-                shape(&canonical, tokens, Some(&value), &keep, budget).unwrap()
+                shape(&Tokenized::new(&canonical), Some(value), &keep, budget).unwrap()
             }
-            Err(_) => {
-                let tokens = tokenizer::count(payload) as u64;
-                shape(payload, tokens, None, &keep, budget).unwrap()
-            }
+            Err(_) => shape(&Tokenized::new(payload), None, &keep, budget).unwrap(),
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! API contract used by every family (stable; internals may change):
 //! - [`encode`] returns the token ids; [`count`] their number.
-//! - [`largest_fitting_prefix`] finds the true maximum code-point boundary for S-4.
+//! - [`largest_fitting_prefix`] finds the true maximum code-point boundary for S-4; [`Tokenized`]
+//!   tokenizes a text once and serves both its count and any number of such searches.
 //!
 //! How it stays exact: the pre-tokenizer ([`split`]) reproduces gpt-tokenizer's split regex as V8
 //! runs it (JavaScript `\s`, V8's Unicode 17 `\p{L}`/`\p{N}` tables generated from Node), and the
@@ -20,6 +21,8 @@ mod hash;
 mod prefix;
 mod split;
 mod tables;
+
+pub use prefix::{Fit, Tokenized};
 
 /// Token ids of `text` under cl100k_base, special-token spellings encoded as ordinary text.
 pub fn encode(text: &str) -> Vec<u32> {

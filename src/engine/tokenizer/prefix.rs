@@ -21,7 +21,7 @@
 //! bound: the tail adds tokens, never removes them).
 
 use super::{bpe, count, split};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
 /// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
@@ -106,8 +106,8 @@ struct Analysis {
     tokens_before: Vec<usize>,
     /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
     lookahead_before: Vec<usize>,
-    /// Byte offsets of every CR and LF in the text, ascending.
-    newlines: Vec<usize>,
+    /// Byte offsets of every CR and LF in the text, ascending (found on first use).
+    newlines: OnceCell<Vec<usize>>,
     /// Merge results of the long pieces, by ascending piece index.
     long_pieces: Vec<(usize, LongPiece)>,
 }
@@ -139,12 +139,9 @@ impl Analysis {
         starts.push(text.len());
         tokens_before.push(tokens);
         lookahead_before.push(lookahead);
-        let newlines = (0..bytes.len())
-            .filter(|&i| bytes[i] == b'\r' || bytes[i] == b'\n')
-            .collect();
         Analysis {
             starts,
-            newlines,
+            newlines: OnceCell::new(),
             tokens_before,
             lookahead_before,
             long_pieces,
@@ -186,8 +183,13 @@ impl Analysis {
         }
         // \s*[\r\n] with the last newline in the text: that piece, then a newline-free run.
         let start = self.starts[k];
-        let last_newline = self.newlines.partition_point(|&at| at < cut);
-        let (first, k2) = match last_newline.checked_sub(1).map(|i| self.newlines[i]) {
+        let newlines = self.newlines.get_or_init(|| {
+            (0..bytes.len())
+                .filter(|&i| bytes[i] == b'\r' || bytes[i] == b'\n')
+                .collect()
+        });
+        let last_newline = newlines.partition_point(|&at| at < cut);
+        let (first, k2) = match last_newline.checked_sub(1).map(|i| newlines[i]) {
             Some(q) if q >= start => {
                 if self.starts[k + 1] != q + 1 {
                     return None;
@@ -261,48 +263,101 @@ pub fn count_joined(head: &str, tail: &str) -> usize {
     analysis.tokens_before[k] + count_tail(&head[analysis.starts[k]..], tail)
 }
 
-pub fn largest_fitting_prefix<F>(
-    text: &str,
-    floor: usize,
-    max: usize,
-    budget: usize,
-    mut suffix: F,
-) -> Option<usize>
-where
-    F: FnMut(usize) -> String,
-{
-    let cuts: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([text.len()])
-        .collect();
-    let max = max.min(cuts.len() - 1);
-    if floor > max {
-        return None;
-    }
-    let analysis = Analysis::new(text);
-    let lower_bound = |l: usize| analysis.tokens_before[analysis.safe_boundary(cuts[l])];
-    // Largest candidate whose lower bound fits (the bound is nondecreasing in l).
-    if lower_bound(floor) > budget {
-        return None;
-    }
-    let (mut lo, mut hi) = (floor, max + 1); // lower_bound(lo) <= budget; hi fails or is past max
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if lower_bound(mid) <= budget {
-            lo = mid;
-        } else {
-            hi = mid;
+/// Where a prefix search landed: the prefix length in code points and the exact token count of
+/// that prefix joined with its suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    pub chars: usize,
+    pub tokens: usize,
+}
+
+/// A text tokenized once: its count, and prefix searches over it that re-tokenize only locally.
+pub struct Tokenized<'t> {
+    text: &'t str,
+    analysis: Analysis,
+}
+
+impl<'t> Tokenized<'t> {
+    pub fn new(text: &'t str) -> Tokenized<'t> {
+        Tokenized {
+            text,
+            analysis: Analysis::new(text),
         }
     }
-    (floor..=lo).rev().find(|&l| {
-        let cut = cuts[l];
+
+    /// The text this was built from.
+    pub fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// Tokens of the whole text.
+    pub fn count(&self) -> usize {
+        self.analysis.tokens_before[self.analysis.tokens_before.len() - 1]
+    }
+
+    /// See [`super::largest_fitting_prefix`]; also returns the winner's joined count.
+    pub fn largest_fitting_prefix<F>(
+        &self,
+        floor: usize,
+        max: usize,
+        budget: usize,
+        mut suffix: F,
+    ) -> Option<Fit>
+    where
+        F: FnMut(usize) -> String,
+    {
+        let (text, analysis) = (self.text, &self.analysis);
+        let (max_byte, max) = char_boundary(text, max);
+        if floor > max {
+            return None;
+        }
+        let (floor_byte, _) = char_boundary(text, floor);
+        let lower_bound = |cut: usize| analysis.tokens_before[analysis.safe_boundary(cut)];
+        if lower_bound(floor_byte) > budget {
+            return None;
+        }
+        // Largest byte cut whose lower bound fits (the bound is nondecreasing in the cut), snapped
+        // down to a code-point boundary; no larger cut can fit.
+        let (mut lo, mut hi) = (floor_byte, max_byte + 1);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if lower_bound(mid) <= budget {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        while !text.is_char_boundary(lo) {
+            lo -= 1;
+        }
+        let mut chars = if lo == max_byte {
+            max
+        } else {
+            floor + text[floor_byte..lo].chars().count()
+        };
+        let mut cut = lo;
+        loop {
+            if let Some(tokens) = self.probe(cut, budget, || suffix(chars)) {
+                return Some(Fit { chars, tokens });
+            }
+            if cut == floor_byte {
+                return None;
+            }
+            cut -= split::last_char_len(&text.as_bytes()[..cut]);
+            chars -= 1;
+        }
+    }
+
+    /// Tokens of `text[..cut] + tail()` when they fit `budget` (None when they do not; `tail` is
+    /// called only when the tokens before the cut's safe boundary fit).
+    fn probe(&self, cut: usize, budget: usize, tail: impl FnOnce() -> String) -> Option<usize> {
+        let (text, analysis) = (self.text, &self.analysis);
         let k = analysis.safe_boundary(cut);
         let (start, before) = (analysis.starts[k], analysis.tokens_before[k]);
         if before > budget {
-            return false;
+            return None;
         }
-        let tail = suffix(l);
+        let tail = &tail();
         let tokens = match analysis.long_piece(k) {
             // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
             // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
@@ -322,13 +377,55 @@ where
                     == Some(split::Run::Spaces) =>
             {
                 analysis
-                    .whitespace_tail(text, k, cut, &tail)
-                    .unwrap_or_else(|| count_tail(&text[start..cut], &tail))
+                    .whitespace_tail(text, k, cut, tail)
+                    .unwrap_or_else(|| count_tail(&text[start..cut], tail))
             }
-            _ => count_tail(&text[start..cut], &tail),
+            _ => count_tail(&text[start..cut], tail),
         };
-        before + tokens <= budget
-    })
+        (before + tokens <= budget).then_some(before + tokens)
+    }
+}
+
+/// Byte offset of code-point boundary `n` of `text` and `n`, or `(text.len(), total)` when the
+/// text has fewer than `n` code points. Skips whole blocks by counting lead bytes.
+fn char_boundary(text: &str, n: usize) -> (usize, usize) {
+    const BLOCK: usize = 64;
+    let bytes = text.as_bytes();
+    let is_lead = |b: &u8| (*b as i8) >= -0x40;
+    let (mut i, mut chars) = (0, 0);
+    while i + BLOCK <= bytes.len() {
+        let in_block = bytes[i..i + BLOCK].iter().filter(|b| is_lead(b)).count();
+        if chars + in_block > n {
+            break;
+        }
+        chars += in_block;
+        i += BLOCK;
+    }
+    while i < bytes.len() {
+        if is_lead(&bytes[i]) {
+            if chars == n {
+                return (i, n);
+            }
+            chars += 1;
+        }
+        i += 1;
+    }
+    (bytes.len(), chars)
+}
+
+pub fn largest_fitting_prefix<F>(
+    text: &str,
+    floor: usize,
+    max: usize,
+    budget: usize,
+    suffix: F,
+) -> Option<usize>
+where
+    F: FnMut(usize) -> String,
+{
+    Tokenized::new(text)
+        .largest_fitting_prefix(floor, max, budget, suffix)
+        .map(|fit| fit.chars)
 }
 
 #[cfg(test)]

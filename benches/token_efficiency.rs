@@ -1,0 +1,91 @@
+//! token-efficiency benchmark (release profile, one run): `cargo bench --bench token_efficiency`.
+//!
+//! For every `cap-*` case of corpus/token-efficiency/corpus.json that is not a refusal (bodies at or
+//! near the 262,144-byte cap), measures the median of several runs of: one tokenization of the
+//! canonical payload (`tokenizer::count`), the free precheck path (`parse` + `precheck`) and the paid
+//! path (`parse` + `run`), and prints each path as a ratio of the one tokenization — the figures
+//! the token-efficiency issue sets targets for (precheck ≤ 1.1×, budget needing S-4 ≤ 1.5×).
+//! Runs are interleaved so machine noise touches all three alike.
+
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use context_meter::engine::token_efficiency as te;
+use context_meter::engine::tokenizer;
+use serde_json::Value;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 15;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> Duration {
+    let start = Instant::now();
+    black_box(f());
+    start.elapsed()
+}
+
+fn body_bytes(case: &Value) -> Vec<u8> {
+    match (case.get("body"), case.get("body_base64")) {
+        (_, Some(b64)) => STANDARD.decode(b64.as_str().unwrap()).unwrap(),
+        (Some(body), None) => body.as_str().unwrap().as_bytes().to_vec(),
+        _ => panic!("case without body"),
+    }
+}
+
+/// The canonical form the engine counts: `JSON.stringify(JSON.parse(payload))` for JSON (the
+/// corpus payloads are already canonical text or plain text), else the payload itself.
+fn canonical(payload: &str) -> String {
+    match serde_json::from_str::<Value>(payload) {
+        Ok(value) => serde_json::to_string(&value).unwrap(),
+        Err(_) => payload.to_owned(),
+    }
+}
+
+fn main() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/corpus/token-efficiency/corpus.json"
+    );
+    let corpus: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    println!("token-efficiency at the cap: medians of {RUNS} interleaved runs; ratios to one tokenization of the canonical payload");
+    for case in corpus["cases"].as_array().unwrap() {
+        let id = case["id"].as_str().unwrap();
+        if !id.starts_with("cap-") || !case["expect"]["refusal"].is_null() {
+            continue;
+        }
+        let bytes = body_bytes(case);
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        let text = canonical(body["payload"].as_str().unwrap());
+        let (mut one, mut pre, mut run) = (vec![], vec![], vec![]);
+        let mut applications = Value::Null;
+        for _ in 0..RUNS {
+            one.push(timed(|| tokenizer::count(black_box(&text))));
+            pre.push(timed(|| {
+                let req = te::parse(black_box(&bytes)).unwrap();
+                te::precheck(&req, 0).map(|r| r.len())
+            }));
+            let start = Instant::now();
+            let req = te::parse(black_box(&bytes)).unwrap();
+            let delivery = te::run(&req, 0).unwrap();
+            run.push(start.elapsed());
+            applications = delivery.report["applications"].clone();
+        }
+        let (one, pre, run) = (median(one), median(pre), median(run));
+        println!(
+            "{id}: {} bytes; one tokenization {:.2} ms; parse+precheck {:.2} ms ({:.2}x); parse+budget {:.2} ms ({:.2}x); applications {applications}",
+            bytes.len(),
+            ms(one),
+            ms(pre),
+            pre.as_secs_f64() / one.as_secs_f64(),
+            ms(run),
+            run.as_secs_f64() / one.as_secs_f64(),
+        );
+    }
+}
