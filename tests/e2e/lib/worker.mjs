@@ -24,7 +24,7 @@ function quietEnv(extra = {}) {
 
 /**
  * @param {{port: number, vars?: Record<string,string>}} opts
- * @returns {Promise<{url: string, persist: string, logs: () => string, stop: () => Promise<void>}>}
+ * @returns {Promise<{url: string, persist: string, pid: number, logs: () => string, stop: () => Promise<void>}>}
  */
 export async function startWorker({ port, vars = {} }) {
   const persist = mkdtempSync(join(tmpdir(), 'cm-e2e-'));
@@ -57,6 +57,7 @@ export async function startWorker({ port, vars = {} }) {
   return {
     url,
     persist,
+    pid: child.pid, // also its process group (detached)
     logs: () => out,
     stop: async () => {
       try { process.kill(-child.pid, 'SIGTERM'); } catch {}
