@@ -19,8 +19,11 @@
 //   node bench/load.mjs        (the bundle must be built: scripts/build.sh; `make load` does it all)
 // Environment: LOAD_SECONDS [60] per row, LOAD_CONNECTIONS [50], LOAD_WARMUP_SECONDS [5],
 //   LOAD_SAMPLE_EVERY [10], LOAD_PORT [8881] (the VM and the facilitator take the next two ports),
-//   LOAD_ROWS (comma-separated subset of the row names above), LOAD_PIDS (a file this run appends
-//   its child processes to, so scripts/load.sh can end them even if this process dies).
+//   LOAD_ROWS (comma-separated subset of the row names above), LOAD_LOG_LEVEL [info] (wrangler's;
+//   the worker's output is kept in target/load/worker.log), LOAD_FACILITATOR_KEEPALIVE_MS [120000]
+//   (0: Node's default 5 s, see README "Load"), LOAD_PIDS (a file this run appends its child
+//   processes to, so scripts/load.sh can end them even if this process dies). TMPDIR places the
+//   worker's local D1 and Durable Object state.
 import { createRequire } from 'node:module';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -45,6 +48,10 @@ const SAMPLE_EVERY = Number(process.env.LOAD_SAMPLE_EVERY ?? 10);
 const PORT = Number(process.env.LOAD_PORT ?? 8881);
 const ROWS = (process.env.LOAD_ROWS ?? 'te-precheck,cc-precheck,te-precheck-cap,te-budget-cap,cc-audit-1mib').split(',');
 const PIDS = process.env.LOAD_PIDS;
+/** wrangler's log level (debug also prints workerd's own exceptions, at a CPU cost). */
+const LOG_LEVEL = process.env.LOAD_LOG_LEVEL ?? 'info';
+/** Idle keep-alive timeout of the local facilitator; 0 keeps Node's default of 5 s. */
+const FACILITATOR_KEEPALIVE_MS = Number(process.env.LOAD_FACILITATOR_KEEPALIVE_MS ?? 120_000);
 /** Seconds one request may take before autocannon counts a timeout (queueing at c=50 is long). */
 const TIMEOUT_SECONDS = 120;
 const OUT = join(ROOT, 'target', 'load');
@@ -104,6 +111,7 @@ function startScript(name, script, args) {
 
 const stack = { worker: null, svm: null, facilitator: null };
 async function stopStack() {
+  if (stack.worker) writeFileSync(join(OUT, 'worker.log'), stack.worker.logs());
   await stack.worker?.stop().catch(() => {});
   stack.facilitator?.stop();
   stack.svm?.stop();
@@ -164,6 +172,14 @@ function teCases({ cap }) {
     .filter((c) => (c.body.match(CALLER_MEMBER) ?? []).length === 1)
     .filter((c) => c.id.startsWith('cap-') === cap)
     .map((c) => ({ ...c, payload: JSON.parse(c.body).payload }));
+}
+
+/** gpt-tokenizer's count of the payload as measured: the JSON.stringify of the parsed payload when
+ * the operation set is json, else the text itself. */
+function payloadTokens(c) {
+  const json = c.expect.precheck.operation_set === 'json';
+  c.payloadTokens ??= gptTokens(json ? JSON.stringify(JSON.parse(c.payload)) : c.payload);
+  return c.payloadTokens;
 }
 
 /** Small measured context-composition cases without a body caller (the wallet goes in X-Caller). */
@@ -228,8 +244,7 @@ function checkTePrecheck(report, c) {
   for (const f of ['fits', 'operation_set', 'payload_tokens', 'payload_chars', 'effective_budget', 'excess_tokens']) {
     if (report[f] !== want[f]) wrong.push(`${f} ${report[f]} want ${want[f]}`);
   }
-  c.payloadTokens ??= gptTokens(c.payload);
-  if (report.payload_tokens !== c.payloadTokens) wrong.push(`payload_tokens ${report.payload_tokens}, gpt-tokenizer ${c.payloadTokens}`);
+  if (report.payload_tokens !== payloadTokens(c)) wrong.push(`payload_tokens ${report.payload_tokens}, gpt-tokenizer ${payloadTokens(c)}`);
   if ('shaped_payload' in report || 'receipt' in report) wrong.push('the precheck returned paid substance');
   return wrong;
 }
@@ -242,8 +257,7 @@ function checkTeBudget(report, c) {
     if (!isDeepStrictEqual(report[f], want[f])) wrong.push(`${f} differs from the corpus`);
   }
   if (!isDeepStrictEqual(report.exhaustion ?? null, want.exhaustion)) wrong.push('exhaustion differs from the corpus');
-  c.payloadTokens ??= gptTokens(c.payload);
-  if (report.submitted?.tokens !== c.payloadTokens) wrong.push(`submitted.tokens ${report.submitted?.tokens}, gpt-tokenizer ${c.payloadTokens}`);
+  if (report.submitted?.tokens !== payloadTokens(c)) wrong.push(`submitted.tokens ${report.submitted?.tokens}, gpt-tokenizer ${payloadTokens(c)}`);
   if (typeof report.shaped_payload === 'string' && report.shaped?.tokens !== gptTokens(report.shaped_payload)) {
     wrong.push(`shaped.tokens ${report.shaped?.tokens}, gpt-tokenizer of the shaped payload differs`);
   }
@@ -424,9 +438,9 @@ async function paidRow({ name, path, price, ledgerTable, inputs, check, tamper, 
   const craftRate = pool.length / ((performance.now() - craftStarted) / 1000);
   const warm = await fire({ path, amount: 2 * CONNECTIONS, next });
   const warmFigures = figures(warm.result);
-  const pilotRate = warmFigures.ok / warmFigures.seconds;
+  const pilotRate = warmFigures.responses / warmFigures.seconds;
   const needed = Math.min(Math.ceil(pilotRate * SECONDS * 2) + 2 * CONNECTIONS, 20_000);
-  log(`== ${name}: warm-up ${warmFigures.ok}/${warmFigures.responses} 2xx at ${pilotRate.toFixed(1)}/s; crafting ${needed} payments (${craftRate.toFixed(0)}/s)`);
+  log(`== ${name}: warm-up ${warmFigures.ok}/${warmFigures.responses} 2xx, ${pilotRate.toFixed(1)} answers/s; crafting ${needed} payments (${craftRate.toFixed(0)}/s)`);
   pool = await craftPayments({ path, price, feePayer, payTo, n: needed, svmUrl });
   const ledgerBefore = d1(stack.worker.persist, `SELECT COUNT(*) AS n FROM ${ledgerTable}`)[0].n;
   const balanceBefore = await tokenBalance(svmUrl, merchant);
@@ -464,9 +478,10 @@ async function main() {
   }
   stack.svm = await startScript('svm', join(ROOT, 'tests', 'x402', 'svm', 'server.mjs'), ['--port', String(PORT + 1)]);
   stack.svm.url = stack.svm.ready;
-  stack.facilitator = await startScript('facilitator', join(ROOT, 'tests', 'x402', 'facilitator.mjs'), ['--port', String(PORT + 2), '--rpc', stack.svm.url]);
+  const keepAlive = FACILITATOR_KEEPALIVE_MS > 0 ? ['--keep-alive-ms', String(FACILITATOR_KEEPALIVE_MS)] : [];
+  stack.facilitator = await startScript('facilitator', join(ROOT, 'tests', 'x402', 'facilitator.mjs'), ['--port', String(PORT + 2), '--rpc', stack.svm.url, ...keepAlive]);
   stack.facilitator.url = stack.facilitator.ready;
-  stack.worker = await startWorker({ port: PORT, vars: { FACILITATOR_URL: stack.facilitator.url } });
+  stack.worker = await startWorker({ port: PORT, vars: { FACILITATOR_URL: stack.facilitator.url }, logLevel: LOG_LEVEL });
   remember('group', stack.worker.pid);
   remember('dir', stack.worker.persist);
   const index = await (await fetch(stack.worker.url + '/')).json();
@@ -475,7 +490,7 @@ async function main() {
   const merchant = addresses.wallets.merchant;
   const payTo = merchant;
   const prices = { budget: 20_000, audit: 50_000 }; // wrangler.toml [vars] defaults, USDC base units
-  log(`worker ${stack.worker.url}, VM ${stack.svm.url}, facilitator ${stack.facilitator.url}; key_id ${index.signing.key_id}`);
+  log(`worker ${stack.worker.url} (state in ${stack.worker.persist}), VM ${stack.svm.url}, facilitator ${stack.facilitator.url} (keep-alive ${FACILITATOR_KEEPALIVE_MS || 'Node default'} ms); key_id ${index.signing.key_id}`);
 
   const rows = [];
   if (ROWS.includes('te-precheck')) {

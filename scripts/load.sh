@@ -19,7 +19,7 @@ end_children() {
   while read -r kind id; do
     case "$kind" in
       group) kill -KILL -- "-$id" 2>/dev/null || true ;;
-      dir) case "$id" in /tmp/cm-e2e-*) rm -rf -- "$id" ;; esac ;;
+      dir) case "$id" in */cm-e2e-*) rm -rf -- "$id" ;; esac ;;
     esac
   done <"$LOAD_PIDS"
 }
