@@ -3,8 +3,10 @@
 // GET /supported (bodies as @x402/core's HTTPFacilitatorClient sends and expects them).
 // Its fee payer is the deterministic test wallet "feePayer"; its RPC is the local VM.
 //
-// Usage: node tests/x402/facilitator.mjs [--port N] [--rpc URL]   (prints one JSON line when ready)
-// Library: startFacilitator({ port, rpcUrl }) → { url, feePayer, close() }.
+// Usage: node tests/x402/facilitator.mjs [--port N] [--rpc URL] [--keep-alive-ms N]
+//        (prints one JSON line when ready)
+// Library: startFacilitator({ port, rpcUrl, keepAliveMs }) → { url, feePayer, close() }.
+// keepAliveMs: how long an idle keep-alive connection stays open (Node's default, 5 s, when unset).
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { x402Facilitator } from "@x402/core/facilitator";
@@ -40,7 +42,7 @@ function send(res, status, value) {
   res.end(JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
 }
 
-export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false } = {}) {
+export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs } = {}) {
   const keypair = await createKeyPairSignerFromPrivateKeyBytes(seedOf("feePayer"));
   const facilitator = new x402Facilitator().register(
     NETWORK,
@@ -72,6 +74,7 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
       send(res, 500, { error: "facilitator error" });
     }
   });
+  if (keepAliveMs) server.keepAliveTimeout = keepAliveMs;
   await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${server.address().port}`;
   return {
@@ -88,6 +91,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   };
   const port = Number(arg("--port") ?? FACILITATOR_PORT);
   const rpcUrl = arg("--rpc") ?? `http://127.0.0.1:${SVM_PORT}`;
-  const started = await startFacilitator({ port, rpcUrl });
+  const keepAliveMs = arg("--keep-alive-ms") ? Number(arg("--keep-alive-ms")) : undefined;
+  const started = await startFacilitator({ port, rpcUrl, keepAliveMs });
   console.log(JSON.stringify({ ready: started.url, feePayer: started.feePayer, network: NETWORK, rpc: rpcUrl }));
 }

@@ -23,10 +23,11 @@ function quietEnv(extra = {}) {
 }
 
 /**
- * @param {{port: number, vars?: Record<string,string>}} opts
- * @returns {Promise<{url: string, persist: string, logs: () => string, stop: () => Promise<void>}>}
+ * @param {{port: number, vars?: Record<string,string>, logLevel?: string}} opts  logLevel: wrangler's
+ *   (default debug: the retention tests scan everything the worker prints)
+ * @returns {Promise<{url: string, persist: string, pid: number, logs: () => string, stop: () => Promise<void>}>}
  */
-export async function startWorker({ port, vars = {} }) {
+export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
   const persist = mkdtempSync(join(tmpdir(), 'cm-e2e-'));
   execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
     cwd: ROOT,
@@ -34,7 +35,7 @@ export async function startWorker({ port, vars = {} }) {
     stdio: 'pipe',
   });
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false',
-    '--persist-to', persist, '--log-level', 'debug'];
+    '--persist-to', persist, '--log-level', logLevel];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const child = spawn(WRANGLER, args, { cwd: ROOT, env: quietEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -57,6 +58,7 @@ export async function startWorker({ port, vars = {} }) {
   return {
     url,
     persist,
+    pid: child.pid, // also its process group (detached)
     logs: () => out,
     stop: async () => {
       try { process.kill(-child.pid, 'SIGTERM'); } catch {}
