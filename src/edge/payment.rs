@@ -365,10 +365,14 @@ pub async fn gate(
     }
 
     let body = facilitator_request(&claim.checked, idempotency_key);
-    let verdict = match post_json(&format!("{facilitator}/verify"), &body).await {
-        Ok(answer) => read_verify_response(&answer),
-        Err(error) => Err(error),
+    // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
+    // facilitator had just closed) is retried once before the call is refused unpaid.
+    let url = format!("{facilitator}/verify");
+    let answer = match post_json(&url, &body).await {
+        Err(PaymentError::FacilitatorUnavailable) => post_json(&url, &body).await,
+        first => first,
     };
+    let verdict = answer.and_then(|answer| read_verify_response(&answer));
     if let Err(error) = verdict {
         release(env, claim.clone()).await?;
         return refused(error, Some(&claim.config));
