@@ -1,5 +1,5 @@
 # The two commands of the README, and a few conveniences. Each installs what is missing first.
-.PHONY: dev test bench setup build
+.PHONY: dev test bench setup build fuzz
 
 dev:        ## serve the worker at http://127.0.0.1:8787 (local D1 + Durable Objects)
 	bash scripts/dev.sh
@@ -9,6 +9,9 @@ test:       ## install what is missing, then run every test (native, wasm build,
 
 bench:      ## benchmarks (tokenizer, engines); prints ratios measured in one run
 	bash scripts/bench.sh
+
+fuzz:       ## cargo-fuzz every target 10 min each (FUZZ_SECONDS), one at a time; not part of test
+	bash scripts/fuzz.sh
 
 setup:
 	bash scripts/setup.sh
