@@ -148,6 +148,7 @@ if (samplesDir) {
 const payments = json("tests/x402/fixtures/payments.json");
 for (const [i, c] of payments.cases.entries()) {
   seed("x402_header", i, c.header);
+  seed("x402_header", 0x80 | i, Buffer.from(c.header, "base64"));
   const header = JSON.parse(Buffer.from(c.header, "base64").toString("utf8"));
   seed("solana_transaction", i, Buffer.from(header.payload.transaction, "base64"));
 }
@@ -236,6 +237,7 @@ if (process.argv.includes("--smoke")) {
   const honest = payments.cases[0];
   smoke("x402_header", "honest", 0, honest.header);
   smoke("x402_header", "refused", 9, payments.cases[9].header);
+  smoke("x402_header", "honest-json", 0x80, Buffer.from(honest.header, "base64"));
   const tx = (c) => Buffer.from(JSON.parse(Buffer.from(c.header, "base64").toString("utf8")).payload.transaction, "base64");
   smoke("solana_transaction", "honest", 0, tx(honest));
   smoke("solana_transaction", "other-call", 1, tx(honest));

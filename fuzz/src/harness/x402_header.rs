@@ -2,7 +2,9 @@
 //! and the (route, price, Idempotency-Key) of the official-client fixtures
 //! (tests/x402/fixtures/payments.json).
 //!
-//! Input: the first byte picks the fixture call; the rest is the header text (lossy UTF-8).
+//! Input: the first byte's low seven bits pick the fixture call; the rest is the header text (lossy
+//! UTF-8), or, when the first byte's high bit is set, the JSON the header carries (the harness
+//! base64-encodes it, so mutations work on the JSON rather than on its base64).
 //!
 //! Checks: every refusal is a closed payment error; a decoded header respects the header and
 //! transaction size caps; a payment that passes every local check is exactly what the invariants
@@ -79,8 +81,12 @@ pub fn fixtures() -> &'static Fixtures {
 pub fn check(data: &[u8]) {
     let (pick, rest) = mode_and_rest(data);
     let fixtures = fixtures();
-    let call = &fixtures.calls[usize::from(pick) % fixtures.calls.len()];
-    let header = String::from_utf8_lossy(rest);
+    let call = &fixtures.calls[usize::from(pick & 0x7f) % fixtures.calls.len()];
+    let header = if pick & 0x80 != 0 {
+        STANDARD.encode(rest)
+    } else {
+        String::from_utf8_lossy(rest).into_owned()
+    };
     let decoded = decode_payment_header(&header);
     assert_eq!(
         decoded,
