@@ -1,5 +1,5 @@
 # The two commands of the README, and a few conveniences. Each installs what is missing first.
-.PHONY: dev test bench load setup build
+.PHONY: dev test bench load fuzz setup build
 
 dev:        ## serve the worker at http://127.0.0.1:8787 (local D1 + Durable Objects)
 	bash scripts/dev.sh
@@ -12,6 +12,9 @@ bench:      ## benchmarks (tokenizer, engines); prints ratios measured in one ru
 
 load:       ## load run against wrangler dev on loopback (bounded in time; not part of `make test`)
 	bash scripts/load.sh
+
+fuzz:       ## cargo-fuzz every target 10 min each (FUZZ_SECONDS), one at a time; not part of test
+	bash scripts/fuzz.sh
 
 setup:
 	bash scripts/setup.sh

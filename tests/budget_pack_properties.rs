@@ -1,5 +1,6 @@
-//! Property tests for context-budget-pack over thousands of random inputs drawn from a small seeded
-//! PRNG, against a naive reference packer written here on a different code path: the ranking is a
+//! Property tests for context-budget-pack over thousands of random inputs — drawn from a small seeded
+//! PRNG (4,000 fixed cases, with branch-coverage counts) and by proptest (fresh cases each run,
+//! shrunk to a minimal input on failure) — against a naive reference packer written here on a different code path: the ranking is a
 //! repeated linear scan for the best remaining candidate (no sort), slices are cut from the source's
 //! `char`s re-encoded unit by unit, duplicates are found by scanning the selected list, and the
 //! result document is assembled with `json!` from the contract's field list.
@@ -11,6 +12,7 @@
 //! of the compact result.
 
 use context_meter::engine::budget_pack::{parse, report::compact_json, run};
+use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -357,134 +359,259 @@ fn reversed_members(value: &Value) -> Value {
     }
 }
 
+/// How often each branch was reached (so the generators are shown to reach them).
+#[derive(Default)]
+struct Seen {
+    required_over: u64,
+    duplicates: u64,
+    broken: u64,
+    budget_skips: u64,
+}
+
+/// Every property, on one input: engine == reference, the budget, required or explained,
+/// exact slices, outputSha256, determinism under whitespace/member order, candidate order.
+fn check_input(input: &Value, label: &str, seen: &mut Seen) {
+    let body = serde_json::to_string(input).unwrap();
+    let report = engine_report(&body);
+    let result = &report["result"];
+    let want = reference_result(input);
+    assert_eq!(compact_json(result), compact_json(&want), "{label}: {body}");
+
+    // Never over budget, unless the reserved units alone are.
+    let budget = input["budgetUnits"].as_u64().unwrap();
+    let reserved = input
+        .get("reservedUnits")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let costs: u64 = result["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["costUnits"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        result["usedUnits"].as_u64().unwrap(),
+        reserved + costs,
+        "{label}"
+    );
+    if reserved <= budget {
+        assert!(reserved + costs <= budget, "{label}");
+        assert_eq!(result["withinBudget"], true);
+    }
+
+    // Required satisfied, or the explicit reason why not.
+    let findings = result["findings"].as_array().unwrap();
+    if result["requiredSatisfied"] == false {
+        let explained = findings
+            .iter()
+            .any(|f| f["code"] == "REQUIRED_SET_OVER_BUDGET")
+            || findings.iter().any(|f| {
+                f["severity"] == "error" && f["path"].as_str().unwrap().starts_with("/candidates/")
+            });
+        assert!(explained, "{label}");
+    }
+    if findings
+        .iter()
+        .any(|f| f["code"] == "REQUIRED_SET_OVER_BUDGET")
+    {
+        assert_eq!(result["selected"], json!([]), "{label}");
+        seen.required_over += 1;
+    }
+
+    // Selected texts are exact source slices.
+    for s in result["selected"].as_array().unwrap() {
+        let source = input["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|src| src["id"] == s["sourceId"])
+            .unwrap();
+        let units: Vec<u16> = source["text"].as_str().unwrap().encode_utf16().collect();
+        let (start, end) = (
+            s["start"].as_u64().unwrap() as usize,
+            s["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            String::from_utf16(&units[start..end]).unwrap(),
+            s["text"].as_str().unwrap(),
+            "{label}"
+        );
+    }
+    for e in result["excluded"].as_array().unwrap() {
+        match e["reason"].as_str().unwrap() {
+            "duplicate_text" => seen.duplicates += 1,
+            "invalid_span" | "source_missing" => seen.broken += 1,
+            "budget" => seen.budget_skips += 1,
+            _ => {}
+        }
+    }
+
+    // outputSha256 is the SHA-256 of the compact result.
+    assert_eq!(
+        report["provenance"]["outputSha256"],
+        sha256_hex(compact_json(result).as_bytes())
+    );
+
+    // Deterministic: again, pretty-printed, and with members reordered → the same bytes.
+    assert_eq!(compact_json(&engine_report(&body)), compact_json(&report));
+    let pretty = serde_json::to_string_pretty(&reversed_members(input)).unwrap();
+    assert_eq!(
+        compact_json(&engine_report(&pretty)),
+        compact_json(&report),
+        "{label}"
+    );
+
+    // Candidate order in the body does not change the packing.
+    let mut shuffled = input.clone();
+    let list = shuffled["candidates"].as_array_mut().unwrap();
+    list.reverse();
+    if list.len() > 2 {
+        list.swap(0, 1);
+    }
+    let other = engine_report(&serde_json::to_string(&shuffled).unwrap());
+    assert_eq!(other["result"]["selected"], result["selected"], "{label}");
+    assert_eq!(other["result"]["excluded"], result["excluded"], "{label}");
+}
+
 const CASES: u64 = 4000;
 
 #[test]
 fn engine_equals_reference_and_keeps_every_invariant() {
     let mut rng = Prng(0x5EED_2026_1202);
-    let mut seen_required_over = 0;
-    let mut seen_duplicates = 0;
-    let mut seen_broken = 0;
-    let mut seen_budget_skips = 0;
+    let mut seen = Seen::default();
     for case in 0..CASES {
         let input = random_input(&mut rng);
-        let body = serde_json::to_string(&input).unwrap();
-        let report = engine_report(&body);
-        let result = &report["result"];
-        let want = reference_result(&input);
-        assert_eq!(
-            compact_json(result),
-            compact_json(&want),
-            "case {case}: {body}"
-        );
-
-        // Never over budget, unless the reserved units alone are.
-        let budget = input["budgetUnits"].as_u64().unwrap();
-        let reserved = input
-            .get("reservedUnits")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let costs: u64 = result["selected"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["costUnits"].as_u64().unwrap())
-            .sum();
-        assert_eq!(
-            result["usedUnits"].as_u64().unwrap(),
-            reserved + costs,
-            "case {case}"
-        );
-        if reserved <= budget {
-            assert!(reserved + costs <= budget, "case {case}");
-            assert_eq!(result["withinBudget"], true);
-        }
-
-        // Required satisfied, or the explicit reason why not.
-        let findings = result["findings"].as_array().unwrap();
-        if result["requiredSatisfied"] == false {
-            let explained = findings
-                .iter()
-                .any(|f| f["code"] == "REQUIRED_SET_OVER_BUDGET")
-                || findings.iter().any(|f| {
-                    f["severity"] == "error"
-                        && f["path"].as_str().unwrap().starts_with("/candidates/")
-                });
-            assert!(explained, "case {case}");
-        }
-        if findings
-            .iter()
-            .any(|f| f["code"] == "REQUIRED_SET_OVER_BUDGET")
-        {
-            assert_eq!(result["selected"], json!([]), "case {case}");
-            seen_required_over += 1;
-        }
-
-        // Selected texts are exact source slices.
-        for s in result["selected"].as_array().unwrap() {
-            let source = input["sources"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|src| src["id"] == s["sourceId"])
-                .unwrap();
-            let units: Vec<u16> = source["text"].as_str().unwrap().encode_utf16().collect();
-            let (start, end) = (
-                s["start"].as_u64().unwrap() as usize,
-                s["end"].as_u64().unwrap() as usize,
-            );
-            assert_eq!(
-                String::from_utf16(&units[start..end]).unwrap(),
-                s["text"].as_str().unwrap(),
-                "case {case}"
-            );
-        }
-        for e in result["excluded"].as_array().unwrap() {
-            match e["reason"].as_str().unwrap() {
-                "duplicate_text" => seen_duplicates += 1,
-                "invalid_span" | "source_missing" => seen_broken += 1,
-                "budget" => seen_budget_skips += 1,
-                _ => {}
-            }
-        }
-
-        // outputSha256 is the SHA-256 of the compact result.
-        assert_eq!(
-            report["provenance"]["outputSha256"],
-            sha256_hex(compact_json(result).as_bytes())
-        );
-
-        // Deterministic: again, pretty-printed, and with members reordered → the same bytes.
-        assert_eq!(compact_json(&engine_report(&body)), compact_json(&report));
-        let pretty = serde_json::to_string_pretty(&reversed_members(&input)).unwrap();
-        assert_eq!(
-            compact_json(&engine_report(&pretty)),
-            compact_json(&report),
-            "case {case}"
-        );
-
-        // Candidate order in the body does not change the packing.
-        let mut shuffled = input.clone();
-        let list = shuffled["candidates"].as_array_mut().unwrap();
-        list.reverse();
-        if list.len() > 2 {
-            list.swap(0, 1);
-        }
-        let other = engine_report(&serde_json::to_string(&shuffled).unwrap());
-        assert_eq!(
-            other["result"]["selected"], result["selected"],
-            "case {case}"
-        );
-        assert_eq!(
-            other["result"]["excluded"], result["excluded"],
-            "case {case}"
-        );
+        check_input(&input, &format!("case {case}"), &mut seen);
     }
     // The generator reaches every branch often.
-    assert!(seen_required_over > 50, "{seen_required_over}");
-    assert!(seen_duplicates > 200, "{seen_duplicates}");
-    assert!(seen_broken > 200, "{seen_broken}");
-    assert!(seen_budget_skips > 200, "{seen_budget_skips}");
+    assert!(seen.required_over > 50, "{}", seen.required_over);
+    assert!(seen.duplicates > 200, "{}", seen.duplicates);
+    assert!(seen.broken > 200, "{}", seen.broken);
+    assert!(seen.budget_skips > 200, "{}", seen.budget_skips);
+}
+
+// ---------------------------------------------------------------- the same properties under proptest
+
+/// An id: the prefix and up to three characters from `ID_CHARS`.
+fn id_strategy(prefix: &'static str) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(ID_CHARS), 0..4)
+        .prop_map(move |chars| format!("{prefix}{}", chars.concat()))
+}
+
+/// Source text: pieces, or a short unit repeated (duplicate spans likely).
+fn text_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::collection::vec(prop::sample::select(PIECES), 0..13).prop_map(|p| p.concat()),
+        (
+            prop::collection::vec(prop::sample::select(PIECES), 1..4),
+            1usize..5
+        )
+            .prop_map(|(unit, n)| unit.concat().repeat(n)),
+    ]
+}
+
+/// One candidate's raw draws: id, source pick, span draws, cost, priority, required.
+type CandidateDraw = (
+    String,
+    usize,
+    u64,
+    u64,
+    bool,
+    u64,
+    Option<u64>,
+    Option<bool>,
+);
+
+fn candidate_strategy() -> impl Strategy<Value = CandidateDraw> {
+    (
+        id_strategy("c"),
+        0usize..8,
+        0u64..40,
+        0u64..40,
+        prop::bool::weighted(0.2),
+        prop_oneof![4 => 1u64..7, 1 => 1u64..41],
+        prop::option::of(prop_oneof![3 => 0u64..4, 1 => (0u64..4).prop_map(|p| p * 33)]),
+        prop::option::weighted(0.3, any::<bool>()),
+    )
+}
+
+/// A random input with the same shape as `random_input`, drawn (and shrunk) by proptest.
+fn input_strategy() -> impl Strategy<Value = Value> {
+    (
+        prop::collection::vec((id_strategy("s"), text_strategy()), 0..5),
+        prop::collection::vec(candidate_strategy(), 0..15),
+        0u64..41,
+        prop::option::of(prop_oneof![4 => 0u64..7, 1 => 0u64..51]),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(raw_sources, raw_candidates, budget, reserved, dedupe)| {
+            let mut sources: Vec<(String, String)> = Vec::new();
+            for (id, text) in raw_sources {
+                if !sources.iter().any(|(known, _)| *known == id) {
+                    sources.push((id, text));
+                }
+            }
+            let mut ids: Vec<String> = Vec::new();
+            let mut candidates: Vec<Value> = Vec::new();
+            for (id, pick, a, b, whole, cost, priority, required) in raw_candidates {
+                if ids.contains(&id) {
+                    continue;
+                }
+                ids.push(id.clone());
+                let (source_id, len) = match sources.get(pick) {
+                    Some((sid, text)) => (sid.clone(), utf16_len(text)),
+                    None => ("missing".to_owned(), 5),
+                };
+                let (start, end) = if whole {
+                    (0, len)
+                } else {
+                    (a % (len + 2), b % (len + 2))
+                };
+                let mut c = Map::new();
+                c.insert("id".into(), json!(id));
+                c.insert("sourceId".into(), json!(source_id));
+                c.insert("start".into(), json!(start));
+                c.insert("end".into(), json!(end));
+                c.insert("costUnits".into(), json!(cost));
+                if let Some(p) = priority {
+                    c.insert("priority".into(), json!(p));
+                }
+                if let Some(r) = required {
+                    c.insert("required".into(), json!(r));
+                }
+                candidates.push(Value::Object(c));
+            }
+            let mut input = Map::new();
+            input.insert(
+                "sources".into(),
+                Value::Array(
+                    sources
+                        .into_iter()
+                        .map(|(id, text)| json!({"id": id, "text": text}))
+                        .collect(),
+                ),
+            );
+            input.insert("candidates".into(), Value::Array(candidates));
+            input.insert("budgetUnits".into(), json!(budget));
+            if let Some(r) = reserved {
+                input.insert("reservedUnits".into(), json!(r));
+            }
+            if let Some(d) = dedupe {
+                input.insert("deduplicate".into(), json!(d));
+            }
+            Value::Object(input)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The pack never exceeds its budget (unless reservedUnits alone does), and every other
+    /// property of `check_input` holds, on proptest's inputs with shrinking to a minimal failure.
+    #[test]
+    fn pack_never_exceeds_its_budget(input in input_strategy()) {
+        check_input(&input, "proptest case", &mut Seen::default());
+    }
 }
 
 #[test]

@@ -1,0 +1,125 @@
+//! Fuzz harnesses over the pure engine. Each submodule's `check(data: &[u8])` feeds one input to one
+//! family (or decoder) and panics when an invariant breaks; libFuzzer reports the panic as a crash.
+//!
+//! Shared conventions:
+//! - The first input byte is a mode selector where a target has more than one way to read the
+//!   bytes (raw request body, or a body built around the remaining bytes so mutations reach deep
+//!   code instead of dying in the envelope).
+//! - Refusals must be closed: a code of `[A-Za-z0-9_:.-]`, a 4xx status, a static message, and no
+//!   trace of the input (checked with the private-use [`CANARY`] character, which the seeds carry and
+//!   the service's own vocabulary never does).
+//! - Determinism: the same input twice gives the same bytes.
+//!
+//! Only `context_meter`, `serde_json`, `sha2`, `base64`, `ed25519-dalek` and `tiktoken-rs` are used
+//! (all dependencies of the main package), so the module also compiles inside the main package's
+//! tests (`tests/fuzz_regressions.rs`).
+
+pub mod budget_pack;
+pub mod composition;
+pub mod json_canonical;
+pub mod solana_transaction;
+pub mod token_efficiency;
+pub mod token_opt_levers;
+pub mod token_opt_toon;
+pub mod tokenizer;
+pub mod x402_header;
+
+#[path = "../../../tests/support/receipt_replay.rs"]
+pub mod receipt_replay;
+
+use context_meter::engine::{ClosedError, LedgerValue};
+use serde_json::{Map, Value};
+
+/// A private-use character the seeds plant in submitted text: no report field that must not echo
+/// the submission, no refusal and no ledger value may ever contain it.
+pub const CANARY: char = '\u{E000}';
+
+/// The fixed clock every harness passes (any value works; fixed keeps runs reproducible).
+pub const NOW_MS: u64 = 1_796_216_991_123;
+
+/// A refusal is closed: code from a small alphabet, 4xx status, static message, numeric figures,
+/// nothing of the input.
+pub fn assert_closed_refusal(refusal: &dyn ClosedError) {
+    let code = refusal.code();
+    assert!(
+        !code.is_empty()
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_:.-".contains(&b)),
+        "refusal code outside the closed alphabet: {code:?}"
+    );
+    let status = refusal.status();
+    assert!((400..500).contains(&status), "{code}: status {status}");
+    let message = refusal.message();
+    assert!(!message.is_empty() && !message.contains(CANARY), "{code}");
+    for (name, _) in refusal.figures() {
+        assert!(!name.is_empty() && !name.contains(CANARY), "{code}");
+    }
+}
+
+/// No ledger value carries the canary (ledger columns hold counts, ops and verdict lines only).
+pub fn assert_ledger_clean(ledger: &[(&'static str, LedgerValue)], expected_columns: &[&str]) {
+    let names: Vec<&str> = ledger.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, expected_columns, "ledger columns");
+    for (name, value) in ledger {
+        if let LedgerValue::Text(text) = value {
+            assert!(!text.contains(CANARY), "ledger column {name} echoes input");
+        }
+    }
+}
+
+/// Compact serialisation used to compare two reports byte for byte.
+pub fn bytes_of(report: &Map<String, Value>) -> String {
+    serde_json::to_string(report).expect("reports serialise")
+}
+
+/// Every string (keys included) of a JSON value.
+pub fn strings_of(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            out.push(k.clone());
+            strings_of(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// Reads structured choices off the front of the fuzz input; past the end every read is zero.
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Cursor { bytes }
+    }
+
+    pub fn byte(&mut self) -> u8 {
+        match self.bytes.split_first() {
+            Some((&b, rest)) => {
+                self.bytes = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    pub fn u16(&mut self) -> u16 {
+        u16::from_be_bytes([self.byte(), self.byte()])
+    }
+
+    /// Everything not read yet.
+    pub fn rest(self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+/// The input split into a mode byte and the rest (an empty input is mode 0 with no bytes).
+pub fn mode_and_rest(data: &[u8]) -> (u8, &[u8]) {
+    match data.split_first() {
+        Some((&mode, rest)) => (mode, rest),
+        None => (0, data),
+    }
+}
