@@ -730,16 +730,10 @@ fn units_of_first_chars(units: &[u16], n: usize) -> usize {
     i
 }
 
-fn char_byte_offset(text: &str, chars: usize) -> usize {
-    text.char_indices()
-        .nth(chars)
-        .map_or(text.len(), |(i, _)| i)
-}
-
 fn slice_chars(text: &str, start: usize, end: usize) -> &str {
-    let a = char_byte_offset(text, start);
-    let b = a + char_byte_offset(&text[a..], end - start);
-    &text[a..b]
+    let (a, _) = tokenizer::char_boundary(text, start);
+    let (b, _) = tokenizer::char_boundary(&text[a..], end - start);
+    &text[a..a + b]
 }
 
 /// Runs the budget op. `submitted` is the canonical form (JSON) or the raw text (text-only),
@@ -833,7 +827,7 @@ pub fn shape(
             })));
         };
         let marker = marker(total - fit.chars, "S-4");
-        let mut shaped = text[..char_byte_offset(text, fit.chars)].to_owned();
+        let mut shaped = text[..fit.bytes].to_owned();
         shaped.push_str(&marker);
         let chars = (fit.chars + marker.chars().count()) as u64;
         receipt.push(ReceiptEntry {

@@ -5,6 +5,7 @@
 //! - [`encode`] returns the token ids; [`count`] their number.
 //! - [`largest_fitting_prefix`] finds the true maximum code-point boundary for S-4; [`Tokenized`]
 //!   tokenizes a text once and serves both its count and any number of such searches.
+//! - [`char_boundary`] turns a code-point offset into a byte offset (characters are code points).
 //!
 //! How it stays exact: the pre-tokenizer ([`split`]) reproduces gpt-tokenizer's split regex as V8
 //! runs it (JavaScript `\s`, V8's Unicode 17 `\p{L}`/`\p{N}` tables generated from Node), and the
@@ -22,7 +23,7 @@ mod prefix;
 mod split;
 mod tables;
 
-pub use prefix::{Fit, Tokenized};
+pub use prefix::{char_boundary, Fit, Tokenized};
 
 /// Token ids of `text` under cl100k_base, special-token spellings encoded as ordinary text.
 pub fn encode(text: &str) -> Vec<u32> {
@@ -64,7 +65,9 @@ pub fn largest_fitting_prefix<F>(
 where
     F: FnMut(usize) -> String,
 {
-    prefix::largest_fitting_prefix(text, floor, max, budget, suffix)
+    Tokenized::new(text)
+        .largest_fitting_prefix(floor, max, budget, suffix)
+        .map(|fit| fit.chars)
 }
 
 #[cfg(test)]

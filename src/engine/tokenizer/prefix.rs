@@ -263,11 +263,12 @@ pub fn count_joined(head: &str, tail: &str) -> usize {
     analysis.tokens_before[k] + count_tail(&head[analysis.starts[k]..], tail)
 }
 
-/// Where a prefix search landed: the prefix length in code points and the exact token count of
-/// that prefix joined with its suffix.
+/// Where a prefix search landed: the prefix length in code points and in bytes (`text[..bytes]`
+/// is the prefix), and the exact token count of that prefix joined with its suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fit {
     pub chars: usize,
+    pub bytes: usize,
     pub tokens: usize,
 }
 
@@ -338,7 +339,11 @@ impl<'t> Tokenized<'t> {
         let mut cut = lo;
         loop {
             if let Some(tokens) = self.probe(cut, budget, || suffix(chars)) {
-                return Some(Fit { chars, tokens });
+                return Some(Fit {
+                    chars,
+                    bytes: cut,
+                    tokens,
+                });
             }
             if cut == floor_byte {
                 return None;
@@ -388,7 +393,7 @@ impl<'t> Tokenized<'t> {
 
 /// Byte offset of code-point boundary `n` of `text` and `n`, or `(text.len(), total)` when the
 /// text has fewer than `n` code points. Skips whole blocks by counting lead bytes.
-fn char_boundary(text: &str, n: usize) -> (usize, usize) {
+pub fn char_boundary(text: &str, n: usize) -> (usize, usize) {
     const BLOCK: usize = 64;
     let bytes = text.as_bytes();
     let is_lead = |b: &u8| (*b as i8) >= -0x40;
@@ -413,23 +418,9 @@ fn char_boundary(text: &str, n: usize) -> (usize, usize) {
     (bytes.len(), chars)
 }
 
-pub fn largest_fitting_prefix<F>(
-    text: &str,
-    floor: usize,
-    max: usize,
-    budget: usize,
-    suffix: F,
-) -> Option<usize>
-where
-    F: FnMut(usize) -> String,
-{
-    Tokenized::new(text)
-        .largest_fitting_prefix(floor, max, budget, suffix)
-        .map(|fit| fit.chars)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::largest_fitting_prefix;
     use super::*;
 
     fn brute_force(
@@ -528,11 +519,25 @@ mod tests {
                 )
             };
             let expected = brute_force(&text, floor, max, budget, marker);
-            let got = largest_fitting_prefix(&text, floor, max, budget, marker);
+            let fit = Tokenized::new(&text).largest_fitting_prefix(floor, max, budget, marker);
+            let got = fit.map(|fit| fit.chars);
             assert_eq!(
                 got, expected,
                 "{text:?} floor {floor} max {max} budget {budget}"
             );
+            if let Some(fit) = fit {
+                let bytes = text
+                    .char_indices()
+                    .nth(fit.chars)
+                    .map_or(text.len(), |c| c.0);
+                assert_eq!(
+                    fit.bytes, bytes,
+                    "{text:?}: byte cut of {} chars",
+                    fit.chars
+                );
+                let joined = format!("{}{}", &text[..fit.bytes], marker(fit.chars));
+                assert_eq!(fit.tokens, count(&joined), "{text:?}: joined count");
+            }
             found += usize::from(got.is_some());
         }
         assert!(
