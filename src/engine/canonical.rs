@@ -84,7 +84,15 @@ pub fn js_number(x: f64) -> String {
     let k_shortest = shortest
         .split_once('e')
         .map_or(1, |(m, _)| m.replace('.', "").len());
-    let sci = format!("{:.*e}", k_shortest - 1, x.abs());
+    // That closest candidate can fall outside x's rounding interval when the interval is lopsided
+    // (x a power of two: the gap below is half the gap above); the digits must round-trip first,
+    // and then the only k-digit candidate left is the shortest one on the wide side.
+    let rounded = format!("{:.*e}", k_shortest - 1, x.abs());
+    let sci = if rounded.parse::<f64>() == Ok(x.abs()) {
+        rounded
+    } else {
+        shortest
+    };
     let (mantissa, exp) = sci
         .split_once('e')
         .expect("LowerExp always has an exponent");
@@ -175,9 +183,27 @@ mod tests {
             (0x41b3de4355555557, "333333333.33333343"),
             (0xbecbf647612f3696, "-0.0000033333333333333333"),
             (0x43143ff3c1cb0959, "1424953923781206.2"),
+            // Powers of two, where the closest 16-digit number does not round-trip (Node 20's
+            // `(2 ** -1007).toString()` and `(2 ** -1000).toString()`); found by fuzzing.
+            (0x0100000000000000, "7.291122019556398e-304"),
+            (0x0170000000000000, "9.332636185032189e-302"),
         ];
         for (bits, want) in cases {
             assert_eq!(num(*bits), *want, "bits {bits:#018x}");
+        }
+    }
+
+    #[test]
+    fn every_power_of_two_round_trips() {
+        for e in -1074i64..=1023 {
+            let bits = if e < -1022 {
+                1u64 << (e + 1074)
+            } else {
+                ((e + 1023) as u64) << 52
+            };
+            let x = f64::from_bits(bits);
+            assert_eq!(js_number(x).parse::<f64>(), Ok(x), "2^{e}");
+            assert_eq!(js_number(-x).parse::<f64>(), Ok(-x), "-2^{e}");
         }
     }
 
