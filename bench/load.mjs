@@ -22,8 +22,8 @@
 //   LOAD_ROWS (comma-separated subset of the row names above), LOAD_LOG_LEVEL [info] (wrangler's;
 //   the worker's output is kept in target/load/worker.log), LOAD_FACILITATOR_KEEPALIVE_MS [120000]
 //   (0: Node's default 5 s, see README "Load"), LOAD_PIDS (a file this run appends its child
-//   processes to, so scripts/load.sh can end them even if this process dies). TMPDIR places the
-//   worker's local D1 and Durable Object state.
+//   processes to, so scripts/load.sh can end them even if this process dies). CM_STATE_DIR places
+//   the worker's local D1 and Durable Object state (default /dev/shm, see tests/e2e/lib/worker.mjs).
 import { createRequire } from 'node:module';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

@@ -7,4 +7,4 @@ cd "$ROOT"
 bash scripts/setup.sh
 bash scripts/build.sh
 wrangler d1 migrations apply context-meter --local
-exec env SKIP_WORKER_BUILD=1 wrangler dev --ip 127.0.0.1 --port "${PORT:-8787}" --show-interactive-dev-session=false
+exec wrangler dev --ip 127.0.0.1 --port "${PORT:-8787}" --show-interactive-dev-session=false

@@ -3,7 +3,7 @@
 // migrations are applied to the same persistence directory first. Everything the worker prints is
 // kept in `logs()` (the retention tests scan it).
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,9 +17,22 @@ function quietEnv(extra = {}) {
     WRANGLER_SEND_METRICS: 'false',
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
     NO_UPDATE_NOTIFIER: '1',
-    SKIP_WORKER_BUILD: '1',
     ...extra,
   };
+}
+
+// Where the local D1 and Durable Object state lives: memory (/dev/shm) when there is one. On a
+// small VM's disk, workerd's per-object SQLite fsyncs stall for seconds under a burst (50 concurrent
+// fresh wallets, or a busy CI machine) and every request in flight is dropped; production storage is
+// not a local disk. CM_STATE_DIR overrides; TMPDIR is still honoured when /dev/shm is absent.
+function stateRoot() {
+  if (process.env.CM_STATE_DIR) return process.env.CM_STATE_DIR;
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
 }
 
 /**
@@ -28,7 +41,7 @@ function quietEnv(extra = {}) {
  * @returns {Promise<{url: string, persist: string, pid: number, logs: () => string, stop: () => Promise<void>}>}
  */
 export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
-  const persist = mkdtempSync(join(tmpdir(), 'cm-e2e-'));
+  const persist = mkdtempSync(join(stateRoot(), 'cm-e2e-'));
   execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
     cwd: ROOT,
     env: quietEnv(),
