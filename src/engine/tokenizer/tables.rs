@@ -10,8 +10,8 @@ mod generated {
 }
 
 use generated::{
-    CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS, TOKEN_BYTES,
-    TOKEN_OFFSETS, TWO_BYTE_RANKS,
+    BYTE_RANKS, CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS,
+    TOKEN_BYTES, TOKEN_OFFSETS, TWO_BYTE_RANKS,
 };
 pub use generated::{CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER, CLASS_SPACE};
 
@@ -21,7 +21,8 @@ const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 #[inline(always)]
 fn u32_at(bytes: &[u8], index: usize) -> u32 {
     let at = index * 4;
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    // One bounds check and one load (the byte-by-byte form costs four of each in wasm).
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
 /// Number of ordinary (mergeable) tokens in cl100k_base.
@@ -38,13 +39,30 @@ pub fn token_bytes(rank: u32) -> &'static [u8] {
     &TOKEN_BYTES[start..end]
 }
 
+/// The rank of the one-byte token `byte` (every byte is a token).
+#[inline(always)]
+pub fn byte_rank(byte: u8) -> u32 {
+    u32_at(BYTE_RANKS, byte as usize)
+}
+
+/// The rank of the two-byte token `first second`, `u32::MAX` when those bytes are not a token.
+#[inline(always)]
+pub fn two_byte_rank(first: u8, second: u8) -> u32 {
+    const _: () = assert!(EMPTY_SLOT == u32::MAX);
+    u32_at(TWO_BYTE_RANKS, (first as usize) << 8 | second as usize)
+}
+
 /// The rank of the token whose bytes are exactly `bytes`, excluding the 8 tokens that start with
 /// EF BB BF (gpt-tokenizer's lookups can never reach them).
 #[inline]
 pub fn rank_of(bytes: &[u8]) -> Option<u32> {
-    if bytes.len() == 2 {
-        let rank = u32_at(TWO_BYTE_RANKS, (bytes[0] as usize) << 8 | bytes[1] as usize);
-        return (rank != EMPTY_SLOT).then_some(rank);
+    match bytes.len() {
+        1 => return Some(byte_rank(bytes[0])),
+        2 => {
+            let rank = two_byte_rank(bytes[0], bytes[1]);
+            return (rank != EMPTY_SLOT).then_some(rank);
+        }
+        _ => {}
     }
     let h = piece_hash(bytes);
     let mut index = (h >> (64 - SLOT_BITS)) as usize;
@@ -68,6 +86,10 @@ pub fn rank_of(bytes: &[u8]) -> Option<u32> {
 /// `CLASS_NEWLINE`, other `\s` members `CLASS_SPACE`).
 #[inline(always)]
 pub fn class_of(cp: u32) -> u8 {
+    if cp < 0x80 {
+        // Block 0 is row 0 of the table (build.rs asserts it): ASCII is one load.
+        return CLASS_TABLE[cp as usize];
+    }
     let block = (cp >> 8) as usize;
     let row = u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]]) as usize;
     CLASS_TABLE[row * 256 + (cp & 0xFF) as usize]
@@ -90,6 +112,9 @@ mod tests {
             }
         }
         assert_eq!(bom_tokens, 8);
+        for byte in 0..=255u8 {
+            assert_eq!(token_bytes(byte_rank(byte)), [byte]);
+        }
         assert_eq!(token_count(), 100_256);
     }
 
