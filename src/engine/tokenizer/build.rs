@@ -1,6 +1,9 @@
 //! Build-time work for the tokenizer: check every input against its pin, then precompute the
 //! tables the runtime only reads, so the first request after an isolate starts builds nothing.
 //!
+//! The build script of the tokenizer package (src/engine/tokenizer); paths are relative to it, so
+//! the inputs are read from the repository's data/ directory.
+//!
 //! Inputs (each pinned by sha256 and watched with `cargo:rerun-if-changed`):
 //! - `data/cl100k_base.tiktoken`: the cl100k_base vocabulary (base64 token, space, rank per line),
 //!   byte-identical to the file npm gpt-tokenizer and tiktoken-rs ship.
@@ -18,16 +21,16 @@
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
 //! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
 
-#[path = "src/engine/tokenizer/hash.rs"]
+#[path = "hash.rs"]
 mod hash;
 
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const VOCABULARY: &str = "data/cl100k_base.tiktoken";
+const VOCABULARY: &str = "../../../data/cl100k_base.tiktoken";
 const VOCABULARY_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
-const CLASSES: &str = "data/js-unicode-classes.txt";
+const CLASSES: &str = "../../../data/js-unicode-classes.txt";
 const CLASSES_SHA256: &str = "2c80c18978a5517175f3641b788f66a72efda514b8498aaf2f3244e368096f85";
 
 const SLOT_BITS: u32 = 18;
@@ -44,7 +47,7 @@ const CLASS_NEWLINE: u8 = 4;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=src/engine/tokenizer/hash.rs");
+    println!("cargo:rerun-if-changed=hash.rs");
     println!("cargo:rerun-if-changed={VOCABULARY}");
     println!("cargo:rerun-if-changed={CLASSES}");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
