@@ -74,11 +74,31 @@ pub fn rank_of(bytes: &[u8]) -> Option<u32> {
         }
         if slot >> RANK_BITS == fingerprint {
             let rank = slot & RANK_MASK;
-            if token_bytes(rank) == bytes {
+            if same_bytes(token_bytes(rank), bytes) {
                 return Some(rank);
             }
         }
         index = (index + 1) & SLOT_MASK;
+    }
+}
+
+/// `a == b` for the short slices tokens are, with a few word compares instead of a `memcmp` call
+/// (in wasm32 `memcmp` is a byte loop in another function). Equal lengths make the overlapping
+/// first/last words cover every byte exactly.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    let word8 = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        9..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -116,6 +136,23 @@ mod tests {
             assert_eq!(token_bytes(byte_rank(byte)), [byte]);
         }
         assert_eq!(token_count(), 100_256);
+    }
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        let text = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        for len in 0..=20 {
+            for start in 0..8 {
+                let a = &text[start..start + len];
+                assert!(same_bytes(a, a));
+                for flip in 0..len {
+                    let mut b = a.to_vec();
+                    b[flip] ^= 0x20;
+                    assert!(!same_bytes(a, &b), "{len} {flip}");
+                }
+                assert!(!same_bytes(a, &text[start..start + len + 1]));
+            }
+        }
     }
 
     #[test]
