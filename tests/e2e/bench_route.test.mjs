@@ -12,8 +12,8 @@ let closed;
 let open;
 before(async () => {
   // wrangler.toml has no BENCH_ROUTES: `closed` runs with the production vars.
-  closed = await startWorker({ port: 8881, logLevel: 'warn' });
-  open = await startWorker({ port: 8882, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+  closed = await startWorker({ port: 8891, logLevel: 'warn' });
+  open = await startWorker({ port: 8892, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
 });
 after(async () => {
   await closed?.stop();
