@@ -16,8 +16,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 const OVERHEAD_SHARE = 0.05;
-// The probe is noisy: N is sized for half the allowed share.
-const OVERHEAD_AIM = OVERHEAD_SHARE / 2;
+// The probe is noisy: N is sized for 2%, well under the allowed share.
+const OVERHEAD_AIM = 0.02;
 
 const corpus = readFileSync(process.argv[2], 'utf8');
 const mib = Buffer.byteLength(corpus) / (1 << 20);
@@ -25,11 +25,19 @@ const options = { disallowedSpecial: new Set() };
 
 const w = await startWorker({ port: 8851, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
 try {
-  const call = async (text, repeat) => {
+  const call = async (text, repeat, attempts = 3) => {
     const t = performance.now();
-    const r = await fetch(`${w.url}/bench/tokenizer?repeat=${repeat}`, {
-      method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text,
-    });
+    let r;
+    try {
+      r = await fetch(`${w.url}/bench/tokenizer?repeat=${repeat}`, {
+        method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text,
+      });
+    } catch (err) {
+      // A pooled keep-alive connection workerd closed while Node timed gpt-tokenizer (EPIPE on
+      // write): that attempt is not timed; retry on a fresh connection.
+      if (attempts <= 1) throw err;
+      return call(text, repeat, attempts - 1);
+    }
     const body = await r.json();
     if (r.status !== 200) throw new Error(`bench route ${r.status}`);
     return { ms: performance.now() - t, body };
