@@ -11,7 +11,8 @@
 //! submitted string is ever echoed); same body → same bytes.
 
 use super::{
-    assert_closed_refusal, assert_ledger_clean, bytes_of, mode_and_rest, strings_of, CANARY, NOW_MS,
+    assert_ledger_clean, bytes_of, mode_and_rest, parsed_or_closed_refusal, strings_of, CANARY,
+    NOW_MS,
 };
 use context_meter::engine::composition;
 use context_meter::engine::ClosedError;
@@ -48,15 +49,12 @@ pub fn check(data: &[u8]) {
 }
 
 pub fn check_body(body: &[u8]) {
-    let req = match composition::parse(body) {
-        Err(refusal) => {
-            assert_closed_refusal(&refusal);
+    let Some(req) = parsed_or_closed_refusal(|| composition::parse(body)) else {
+        if let Err(refusal) = composition::parse(body) {
             let code = refusal.code();
             assert!(composition::Refusal::ALL.iter().any(|r| r.code() == code));
-            assert_eq!(composition::parse(body).err(), Some(refusal));
-            return;
         }
-        Ok(req) => req,
+        return;
     };
     let pre =
         composition::precheck(&req, NOW_MS).expect("the pre-check never refuses a parsed body");

@@ -27,8 +27,9 @@ pub mod x402_header;
 #[path = "../../../tests/support/receipt_replay.rs"]
 pub mod receipt_replay;
 
-use context_meter::engine::{ClosedError, LedgerValue};
+use context_meter::engine::{ClosedError, Delivery, LedgerValue};
 use serde_json::{Map, Value};
+use std::fmt::Debug;
 
 /// A private-use character the seeds plant in submitted text: no report field that must not echo
 /// the submission, no refusal and no ledger value may ever contain it.
@@ -55,6 +56,47 @@ pub fn assert_closed_refusal(refusal: &dyn ClosedError) {
     for (name, _) in refusal.figures() {
         assert!(!name.is_empty() && !name.contains(CANARY), "{code}");
     }
+}
+
+/// Parses with `parse`; a refusal must be closed and the same when parsing again (then `None`).
+pub fn parsed_or_closed_refusal<R, E>(parse: impl Fn() -> Result<R, E>) -> Option<R>
+where
+    E: ClosedError + PartialEq + Debug,
+{
+    match parse() {
+        Ok(request) => Some(request),
+        Err(refusal) => {
+            assert_closed_refusal(&refusal);
+            assert_eq!(parse().err(), Some(refusal), "refusal not deterministic");
+            None
+        }
+    }
+}
+
+/// Runs a paid op twice on an accepted request: it must deliver (200, chargeable), give the same
+/// bytes both times, and write only `columns` to the ledger, none echoing input.
+pub fn delivered_deterministically<E: ClosedError>(
+    run: impl Fn() -> Result<Delivery, E>,
+    columns: &[&str],
+) -> Delivery {
+    let delivery = run().unwrap_or_else(|refusal| {
+        panic!(
+            "an accepted body was refused by the paid op: {}",
+            refusal.code()
+        )
+    });
+    let again = run().unwrap_or_else(|refusal| panic!("second run refused: {}", refusal.code()));
+    assert_eq!(
+        bytes_of(&delivery.report),
+        bytes_of(&again.report),
+        "not deterministic"
+    );
+    assert!(
+        delivery.status == 200 && delivery.chargeable,
+        "not delivered"
+    );
+    assert_ledger_clean(&delivery.ledger, columns);
+    delivery
 }
 
 /// No ledger value carries the canary (ledger columns hold counts, ops and verdict lines only).

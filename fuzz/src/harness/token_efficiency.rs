@@ -13,7 +13,7 @@
 //! same bytes.
 
 use super::receipt_replay::{replay, Replay};
-use super::{assert_closed_refusal, assert_ledger_clean, bytes_of, mode_and_rest, Cursor, NOW_MS};
+use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::{tokenizer, ClosedError};
 use serde_json::{json, Map, Value};
@@ -80,30 +80,16 @@ fn num(report: &Map<String, Value>, pointer: &str) -> u64 {
 }
 
 pub fn check_body(body: &[u8]) {
-    let req = match te::parse(body) {
-        Err(refusal) => {
-            assert_closed_refusal(&refusal);
+    let Some(req) = parsed_or_closed_refusal(|| te::parse(body)) else {
+        if let Err(refusal) = te::parse(body) {
             assert!(te::Refusal::ALL.contains(&refusal), "{}", refusal.code());
-            assert_eq!(
-                te::parse(body).err(),
-                Some(refusal),
-                "refusal not deterministic"
-            );
-            return;
         }
-        Ok(req) => req,
+        return;
     };
     let budget = req.effective_budget();
     assert!(budget >= 1 && req.reserve_tokens < req.budget_tokens);
 
-    let delivery = match te::run(&req, NOW_MS) {
-        Ok(d) => d,
-        Err(refusal) => panic!("accepted body refused by the paid op: {}", refusal.code()),
-    };
-    let again = te::run(&req, NOW_MS).expect("second run");
-    assert_eq!(bytes_of(&delivery.report), bytes_of(&again.report));
-    assert!(delivery.status == 200 && delivery.chargeable);
-    assert_ledger_clean(&delivery.ledger, te::LEDGER_COLUMNS);
+    let delivery = delivered_deterministically(|| te::run(&req, NOW_MS), te::LEDGER_COLUMNS);
     let report = &delivery.report;
 
     // The receipt telescopes, entry by entry and in total.

@@ -13,7 +13,7 @@
 //! with their submitted values; truncation never exceeds its hard cap and leaves a fitting turn
 //! alone; the ledger carries nothing of the body; same body → same bytes.
 
-use super::{assert_closed_refusal, assert_ledger_clean, bytes_of, mode_and_rest, Cursor, NOW_MS};
+use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
 use context_meter::engine::token_opt::{self as to, json_js::js_length};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -129,22 +129,10 @@ fn est(chars: i64) -> Value {
 }
 
 pub fn check_body(body: &[u8]) {
-    let req = match to::parse_levers(body) {
-        Err(refusal) => {
-            assert_closed_refusal(&refusal);
-            assert_eq!(to::parse_levers(body).err(), Some(refusal));
-            return;
-        }
-        Ok(req) => req,
+    let Some(req) = parsed_or_closed_refusal(|| to::parse_levers(body)) else {
+        return;
     };
-    let delivery = match to::run_levers(&req, NOW_MS) {
-        Ok(d) => d,
-        Err(_) => panic!("a parsed levers body was refused by the paid op"),
-    };
-    let again = to::run_levers(&req, NOW_MS).expect("second run");
-    assert_eq!(bytes_of(&delivery.report), bytes_of(&again.report));
-    assert!(delivery.status == 200 && delivery.chargeable);
-    assert_ledger_clean(&delivery.ledger, to::LEDGER_COLUMNS);
+    let delivery = delivered_deterministically(|| to::run_levers(&req, NOW_MS), to::LEDGER_COLUMNS);
     let report = &delivery.report;
 
     // Each measurement's arithmetic, and the gate over them.

@@ -10,7 +10,7 @@
 //! text re-parses to itself; the TOON text has LF lines, no trailing spaces, no trailing newline and
 //! indentation in whole levels; same body → same bytes.
 
-use super::{assert_closed_refusal, assert_ledger_clean, bytes_of, mode_and_rest, Cursor, NOW_MS};
+use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
 use context_meter::engine::canonical::to_js_compact;
 use context_meter::engine::token_opt::{self as to, json_js, toon};
 use context_meter::engine::tokenizer;
@@ -38,22 +38,10 @@ pub fn check(data: &[u8]) {
 }
 
 pub fn check_body(body: &[u8]) {
-    let req = match to::parse_toon(body) {
-        Err(refusal) => {
-            assert_closed_refusal(&refusal);
-            assert_eq!(to::parse_toon(body).err(), Some(refusal));
-            return;
-        }
-        Ok(req) => req,
+    let Some(req) = parsed_or_closed_refusal(|| to::parse_toon(body)) else {
+        return;
     };
-    let delivery = match to::run_toon(&req, NOW_MS) {
-        Ok(d) => d,
-        Err(_) => panic!("a parsed toon body was refused by the paid op"),
-    };
-    let again = to::run_toon(&req, NOW_MS).expect("second run");
-    assert_eq!(bytes_of(&delivery.report), bytes_of(&again.report));
-    assert!(delivery.status == 200 && delivery.chargeable);
-    assert_ledger_clean(&delivery.ledger, to::LEDGER_COLUMNS);
+    let delivery = delivered_deterministically(|| to::run_toon(&req, NOW_MS), to::LEDGER_COLUMNS);
     let report = &delivery.report;
 
     let toon_text = toon::encode(&req.payload, &req.options);
