@@ -4,6 +4,7 @@
 //! secrets, fetch). Nothing from a request body is ever logged, stored or echoed here.
 
 pub mod allowance;
+pub mod bench;
 pub mod body;
 pub mod config;
 pub mod describe;
@@ -142,6 +143,9 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         _ => None,
     };
     let path = req.path();
+    if verb == Some(Verb::Post) && path == bench::PATH && bench::enabled(&env) {
+        return bench::tokenizer(req).await;
+    }
     let Some(route) = verb.and_then(|v| routes::find(v, &path)) else {
         metrics::request("service", "unrouted", "404".into());
         return respond::not_covered();

@@ -12,7 +12,8 @@ pub mod sign;
 pub mod time;
 pub mod token_efficiency;
 pub mod token_opt;
-pub mod tokenizer;
+/// cl100k_base tokenization: its own package (src/engine/tokenizer), re-exported here.
+pub use context_meter_tokenizer as tokenizer;
 
 /// A closed refusal: every error that can reach a client implements this. The message is a static
 /// string; the only variable content is numbers (caps, lengths, counts, rule ids) in `figures`.

@@ -11,16 +11,24 @@ pub fn piece_hash(bytes: &[u8]) -> u64 {
     let mut state = (bytes.len() as u64).wrapping_mul(MIX);
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
-        let word = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]);
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
         state = (state.rotate_left(23) ^ word).wrapping_mul(MIX);
     }
+    // The last 1..=7 bytes as one word without copying them: overlapping loads (first and last
+    // four bytes; or first, middle and last byte) determine them, the length being mixed in.
     let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut tail = [0u8; 8];
-        tail[..rest.len()].copy_from_slice(rest);
-        state = (state.rotate_left(23) ^ u64::from_le_bytes(tail)).wrapping_mul(MIX);
+    let n = rest.len();
+    let tail = if n >= 4 {
+        let first = u32::from_le_bytes(rest[..4].try_into().expect("four bytes"));
+        let last = u32::from_le_bytes(rest[n - 4..].try_into().expect("four bytes"));
+        Some(first as u64 | (last as u64) << 32)
+    } else if n > 0 {
+        Some(rest[0] as u64 | (rest[n / 2] as u64) << 8 | (rest[n - 1] as u64) << 16)
+    } else {
+        None
+    };
+    if let Some(word) = tail {
+        state = (state.rotate_left(23) ^ word).wrapping_mul(MIX);
     }
     state ^= state >> 31;
     state.wrapping_mul(MIX)

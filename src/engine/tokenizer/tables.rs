@@ -10,8 +10,8 @@ mod generated {
 }
 
 use generated::{
-    CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS, TOKEN_BYTES,
-    TOKEN_OFFSETS, TWO_BYTE_RANKS,
+    BYTE_RANKS, CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS,
+    TOKEN_BYTES, TOKEN_OFFSETS, TWO_BYTE_RANKS,
 };
 pub use generated::{CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER, CLASS_SPACE};
 
@@ -21,7 +21,8 @@ const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 #[inline(always)]
 fn u32_at(bytes: &[u8], index: usize) -> u32 {
     let at = index * 4;
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    // One bounds check and one load (the byte-by-byte form costs four of each in wasm).
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
 /// Number of ordinary (mergeable) tokens in cl100k_base.
@@ -38,13 +39,30 @@ pub fn token_bytes(rank: u32) -> &'static [u8] {
     &TOKEN_BYTES[start..end]
 }
 
+/// The rank of the one-byte token `byte` (every byte is a token).
+#[inline(always)]
+pub fn byte_rank(byte: u8) -> u32 {
+    u32_at(BYTE_RANKS, byte as usize)
+}
+
+/// The rank of the two-byte token `first second`, `u32::MAX` when those bytes are not a token.
+#[inline(always)]
+pub fn two_byte_rank(first: u8, second: u8) -> u32 {
+    const _: () = assert!(EMPTY_SLOT == u32::MAX);
+    u32_at(TWO_BYTE_RANKS, (first as usize) << 8 | second as usize)
+}
+
 /// The rank of the token whose bytes are exactly `bytes`, excluding the 8 tokens that start with
 /// EF BB BF (gpt-tokenizer's lookups can never reach them).
 #[inline]
 pub fn rank_of(bytes: &[u8]) -> Option<u32> {
-    if bytes.len() == 2 {
-        let rank = u32_at(TWO_BYTE_RANKS, (bytes[0] as usize) << 8 | bytes[1] as usize);
-        return (rank != EMPTY_SLOT).then_some(rank);
+    match bytes.len() {
+        1 => return Some(byte_rank(bytes[0])),
+        2 => {
+            let rank = two_byte_rank(bytes[0], bytes[1]);
+            return (rank != EMPTY_SLOT).then_some(rank);
+        }
+        _ => {}
     }
     let h = piece_hash(bytes);
     let mut index = (h >> (64 - SLOT_BITS)) as usize;
@@ -56,7 +74,7 @@ pub fn rank_of(bytes: &[u8]) -> Option<u32> {
         }
         if slot >> RANK_BITS == fingerprint {
             let rank = slot & RANK_MASK;
-            if token_bytes(rank) == bytes {
+            if same_bytes(token_bytes(rank), bytes) {
                 return Some(rank);
             }
         }
@@ -64,10 +82,34 @@ pub fn rank_of(bytes: &[u8]) -> Option<u32> {
     }
 }
 
+/// `a == b` for the short slices tokens are, with a few word compares instead of a `memcmp` call
+/// (in wasm32 `memcmp` is a byte loop in another function). Equal lengths make the overlapping
+/// first/last words cover every byte exactly.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    let word8 = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        9..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// The pre-tokenizer class of code point `cp` under V8's `\p{L}`, `\p{N}`, `\s` (CR and LF are
 /// `CLASS_NEWLINE`, other `\s` members `CLASS_SPACE`).
 #[inline(always)]
 pub fn class_of(cp: u32) -> u8 {
+    if cp < 0x80 {
+        // Block 0 is row 0 of the table (build.rs asserts it): ASCII is one load.
+        return CLASS_TABLE[cp as usize];
+    }
     let block = (cp >> 8) as usize;
     let row = u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]]) as usize;
     CLASS_TABLE[row * 256 + (cp & 0xFF) as usize]
@@ -90,7 +132,27 @@ mod tests {
             }
         }
         assert_eq!(bom_tokens, 8);
+        for byte in 0..=255u8 {
+            assert_eq!(token_bytes(byte_rank(byte)), [byte]);
+        }
         assert_eq!(token_count(), 100_256);
+    }
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        let text = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        for len in 0..=20 {
+            for start in 0..8 {
+                let a = &text[start..start + len];
+                assert!(same_bytes(a, a));
+                for flip in 0..len {
+                    let mut b = a.to_vec();
+                    b[flip] ^= 0x20;
+                    assert!(!same_bytes(a, &b), "{len} {flip}");
+                }
+                assert!(!same_bytes(a, &text[start..start + len + 1]));
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Build-time work for the tokenizer: check every input against its pin, then precompute the
 //! tables the runtime only reads, so the first request after an isolate starts builds nothing.
 //!
+//! The build script of the tokenizer package (src/engine/tokenizer); paths are relative to it, so
+//! the inputs are read from the repository's data/ directory.
+//!
 //! Inputs (each pinned by sha256 and watched with `cargo:rerun-if-changed`):
 //! - `data/cl100k_base.tiktoken`: the cl100k_base vocabulary (base64 token, space, rank per line),
 //!   byte-identical to the file npm gpt-tokenizer and tiktoken-rs ship.
@@ -14,19 +17,20 @@
 //!   The 8 tokens whose bytes start with EF BB BF are left out: gpt-tokenizer can never find them
 //!   (it decodes token bytes with a BOM-stripping TextDecoder), and we reproduce that.
 //! - `cl100k_two_byte_ranks.bin`: a direct 65,536-entry table of the two-byte tokens.
+//! - `cl100k_byte_ranks.bin`: a direct 256-entry table of the one-byte tokens.
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
 //! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
 
-#[path = "src/engine/tokenizer/hash.rs"]
+#[path = "hash.rs"]
 mod hash;
 
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const VOCABULARY: &str = "data/cl100k_base.tiktoken";
+const VOCABULARY: &str = "../../../data/cl100k_base.tiktoken";
 const VOCABULARY_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
-const CLASSES: &str = "data/js-unicode-classes.txt";
+const CLASSES: &str = "../../../data/js-unicode-classes.txt";
 const CLASSES_SHA256: &str = "2c80c18978a5517175f3641b788f66a72efda514b8498aaf2f3244e368096f85";
 
 const SLOT_BITS: u32 = 18;
@@ -43,7 +47,7 @@ const CLASS_NEWLINE: u8 = 4;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=src/engine/tokenizer/hash.rs");
+    println!("cargo:rerun-if-changed=hash.rs");
     println!("cargo:rerun-if-changed={VOCABULARY}");
     println!("cargo:rerun-if-changed={CLASSES}");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -61,12 +65,14 @@ fn main() {
     offsets.push(token_bytes.len() as u32);
     let slots = rank_slots(&tokens);
     let two_byte = two_byte_ranks(&tokens);
+    let byte_ranks = byte_ranks(&tokens);
     let (blocks, table) = class_table(&String::from_utf8(classes).expect("class file is UTF-8"));
 
     write(&out, "cl100k_token_bytes.bin", &token_bytes);
     write(&out, "cl100k_token_offsets.bin", &le_u32(&offsets));
     write(&out, "cl100k_rank_slots.bin", &le_u32(&slots));
     write(&out, "cl100k_two_byte_ranks.bin", &le_u32(&two_byte));
+    write(&out, "cl100k_byte_ranks.bin", &le_u32(&byte_ranks));
     let blocks_le: Vec<u8> = blocks.iter().flat_map(|b| b.to_le_bytes()).collect();
     write(&out, "js_class_blocks.bin", &blocks_le);
     write(&out, "js_class_table.bin", &table);
@@ -86,6 +92,7 @@ fn main() {
         ("TOKEN_OFFSETS", "cl100k_token_offsets.bin"),
         ("RANK_SLOTS", "cl100k_rank_slots.bin"),
         ("TWO_BYTE_RANKS", "cl100k_two_byte_ranks.bin"),
+        ("BYTE_RANKS", "cl100k_byte_ranks.bin"),
         ("CLASS_BLOCKS", "js_class_blocks.bin"),
         ("CLASS_TABLE", "js_class_table.bin"),
     ] {
@@ -204,6 +211,19 @@ fn two_byte_ranks(tokens: &[Vec<u8>]) -> Vec<u32> {
     table
 }
 
+/// Direct table of the one-byte tokens: index the byte, value its rank.
+fn byte_ranks(tokens: &[Vec<u8>]) -> Vec<u32> {
+    let mut table = vec![EMPTY_SLOT; 256];
+    for (rank, token) in tokens.iter().enumerate().filter(|(_, t)| t.len() == 1) {
+        table[token[0] as usize] = rank as u32;
+    }
+    assert!(
+        table.iter().all(|&r| r != EMPTY_SLOT),
+        "every byte is a token"
+    );
+    table
+}
+
 /// Two-level class table: `blocks[cp >> 8]` names a 256-entry row of `table`.
 fn class_table(text: &str) -> (Vec<u16>, Vec<u8>) {
     let mut class = vec![CLASS_OTHER; 0x110000];
@@ -243,5 +263,7 @@ fn class_table(text: &str) -> (Vec<u16>, Vec<u8>) {
         });
         blocks.push(u16::try_from(index).expect("fewer than 65536 rows"));
     }
+    // The runtime reads ASCII classes straight from row 0.
+    assert_eq!(blocks[0], 0, "block 0 is row 0");
     (blocks, table)
 }
