@@ -1,8 +1,9 @@
 //! Build-time work for the tokenizer: check every input against its pin, then precompute the
 //! tables the runtime only reads, so the first request after an isolate starts builds nothing.
 //!
-//! The build script of the tokenizer package (src/engine/tokenizer); paths are relative to it, so
-//! the inputs are read from the repository's data/ directory.
+//! The build script of the tokenizer package (src/engine/tokenizer/Cargo.toml: `build =
+//! "../../../build.rs"`). Cargo runs it in that package's directory, so the paths it reads and
+//! watches are relative to src/engine/tokenizer: the inputs come from the repository's data/.
 //!
 //! Inputs (each pinned by sha256 and watched with `cargo:rerun-if-changed`):
 //! - `data/cl100k_base.tiktoken`: the cl100k_base vocabulary (base64 token, space, rank per line),
@@ -21,7 +22,7 @@
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
 //! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
 
-#[path = "hash.rs"]
+#[path = "src/engine/tokenizer/hash.rs"]
 mod hash;
 
 use sha2::{Digest, Sha256};
@@ -46,7 +47,7 @@ const CLASS_SPACE: u8 = 3;
 const CLASS_NEWLINE: u8 = 4;
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../../../build.rs");
     println!("cargo:rerun-if-changed=hash.rs");
     println!("cargo:rerun-if-changed={VOCABULARY}");
     println!("cargo:rerun-if-changed={CLASSES}");
