@@ -85,7 +85,7 @@ pub fn fast_canonical(text: &str) -> Option<String> {
 
 /// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
 /// no control character. Eight bytes at a time (SWAR), then byte by byte.
-fn plain_run(bytes: &[u8]) -> usize {
+pub fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;

@@ -60,8 +60,6 @@ pub struct Request {
     pub payload_chars: u64,
     /// The canonical form (json) or the raw payload (text-only): all counts are over this text.
     canonical: String,
-    /// The payload string as submitted (re-parsed into a tree only by the paid op).
-    payload: String,
     /// Whether the payload parsed as JSON (operation set "json").
     is_json: bool,
 }
@@ -207,12 +205,13 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         Some(Field::String(caller)) if base58::is_solana_address(&caller) => Some(caller),
         Some(_) => return Err(Refusal::CallerInvalid),
     };
+    let payload_chars = payload.chars().count() as u64;
     let (canonical, is_json) = match json::fast_canonical(&payload) {
         Some(canonical) => (canonical, true),
         None => match json::parse(&payload) {
             Ok(value) => (json::stringify(&value), true),
             Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
-            Err(ParseError::NotJson) => (payload.clone(), false),
+            Err(ParseError::NotJson) => (payload, false),
         },
     };
     Ok(Request {
@@ -221,9 +220,8 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         reserve_tokens,
         keep_fields,
         body_bytes: body.len() as u64,
-        payload_chars: payload.chars().count() as u64,
+        payload_chars,
         canonical,
-        payload,
         is_json,
     })
 }
@@ -261,15 +259,10 @@ pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusa
 /// reconcile.
 pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     // Tokenized once: the submitted count, and the S-4 search when nothing edits the text first.
+    // The json operation set reads its tree straight from the canonical text.
     let submitted = tokenizer::Tokenized::new(&req.canonical);
     let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
-    let value = if req.is_json && submitted.count() as u64 > req.effective_budget() {
-        // The tree must serialise to the canonical form the pre-check counted (shape checks it).
-        Some(json::parse(&req.payload).map_err(|_| Refusal::ReceiptUnreconciled)?)
-    } else {
-        None
-    };
-    let shaping = shape::shape(&submitted, value, &keep, req.effective_budget())
+    let shaping = shape::shape(&submitted, req.is_json, &keep, req.effective_budget())
         .map_err(|_| Refusal::ReceiptUnreconciled)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
     Ok(Delivery {
