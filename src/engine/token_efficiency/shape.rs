@@ -857,23 +857,35 @@ fn slice_chars(text: &str, start: usize, end: usize) -> &str {
     &text[a..a + b]
 }
 
-/// Runs the budget op. `submitted` is the canonical form (JSON) or the raw text (text-only),
-/// tokenized once; `json` says the operation set is "json", in which case the text must be compact
-/// canonical JSON (the tree is read straight from it; anything else fails closed).
+/// What the budget op shapes.
+pub struct Submission<'s, 't> {
+    /// The canonical form (JSON) or the raw text (text-only), tokenized once.
+    pub text: &'s Tokenized<'t>,
+    /// Its characters (code points).
+    pub chars: u64,
+    /// The operation set is "json".
+    pub json: bool,
+}
+
+/// Runs the budget op on `submission`. For the "json" operation set the text must be compact
+/// canonical JSON (the tree is read straight from it; anything else fails closed). The submitted
+/// character count is the caller's; a wrong one cannot pass the reconciliation, which recounts the
+/// shaped text.
 ///
 /// Cost: the submitted text is tokenized once (by the caller). S-1..S-3 count only the windows
 /// around their edits; when they edited anything, the edited text is tokenized once more, which
 /// both checks the windowed chain against a full count and serves the S-4 search. S-4 re-tokenizes
 /// only locally and reports the exact count of its output.
 pub fn shape(
-    submitted: &Tokenized<'_>,
-    json: bool,
+    submission: &Submission<'_, '_>,
     keep: &HashSet<String>,
     budget: u64,
 ) -> Result<Shaping, Unreconciled> {
+    let submitted = submission.text;
     let canonical = submitted.text();
     let submitted_tokens = submitted.count() as u64;
-    let submitted_chars = canonical.chars().count() as u64;
+    let submitted_chars = submission.chars;
+    let json = submission.json;
     let unchanged = |exhaustion: Option<Exhaustion>| Shaping {
         submitted_tokens,
         submitted_chars,
@@ -1004,7 +1016,7 @@ pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse, stringify};
+    use super::super::json::{parse, stringify, write_string, JsValue};
     use super::*;
 
     fn run(payload: &str, budget: u64, keep: &[&str]) -> Shaping {
@@ -1012,9 +1024,29 @@ mod tests {
         match parse(payload) {
             Ok(value) => {
                 let canonical = stringify(&value);
-                shape(&Tokenized::new(&canonical), true, &keep, budget).unwrap()
+                let text = Tokenized::new(&canonical);
+                let chars = canonical.chars().count() as u64;
+                shape(
+                    &Submission {
+                        text: &text,
+                        chars,
+                        json: true,
+                    },
+                    &keep,
+                    budget,
+                )
+                .unwrap()
             }
-            Err(_) => shape(&Tokenized::new(payload), false, &keep, budget).unwrap(),
+            Err(_) => {
+                let text = Tokenized::new(payload);
+                let chars = payload.chars().count() as u64;
+                let submission = Submission {
+                    text: &text,
+                    chars,
+                    json: false,
+                };
+                shape(&submission, &keep, budget).unwrap()
+            }
         }
     }
 
@@ -1100,6 +1132,54 @@ mod tests {
         let s = run(&payload, 1, &["a"]);
         assert!(s.receipt.is_empty());
         assert_eq!(s.exhaustion.unwrap().protected_chars, 2001 + 6);
+    }
+
+    #[test]
+    fn escaped_keys_and_strings_read_from_the_canonical_text() {
+        // Escapes straddle the S-3 cut; a lone surrogate is one character; keys are unescaped in
+        // paths except lone surrogates, which keep their escape.
+        let value = format!("{}\\n\\ud800\\\"{}", "a".repeat(1998), "b ".repeat(400));
+        let payload = format!(r#"{{"k\"\ud83d\t":["{value}"],"\udc00":[[],[]],"z":null}}"#);
+        let s = run(&payload, 100, &[]);
+        let got = ops(&s);
+        assert_eq!(
+            &got[..3],
+            &[
+                ("S-1", "\\udc00".to_owned(), Some(1)),
+                ("S-2", "z".to_owned(), None),
+                ("S-3", "k\"\\ud83d\t[0]".to_owned(), None),
+            ]
+        );
+        // Oracle: the tree path truncates the UTF-16 value by code points.
+        let units: Vec<u16> = match parse(&payload).unwrap() {
+            JsValue::Object(members) => match &members[0].1 {
+                JsValue::Array(items) => match &items[0] {
+                    JsValue::String(units) => units.clone(),
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        let chars = char::decode_utf16(units.iter().copied()).count();
+        assert_eq!(chars, 2801);
+        let mut truncated: Vec<u16> = Vec::new();
+        for r in char::decode_utf16(units.iter().copied()).take(S3_CAP_CHARS) {
+            match r {
+                Ok(c) => truncated.extend(c.encode_utf16(&mut [0; 2]).iter()),
+                Err(e) => truncated.push(e.unpaired_surrogate()),
+            }
+        }
+        truncated.extend(marker(chars - S3_CAP_CHARS, "S-3").encode_utf16());
+        let mut literal = String::new();
+        write_string(&mut literal, &truncated);
+        let submitted = tokenizer::count(&stringify(&parse(&payload).unwrap())) as u64;
+        let s = run(&payload, submitted - 10, &[]);
+        assert_eq!(s.receipt.last().unwrap().op, Op::S3);
+        assert!(s.shaped_text.contains(&literal), "{}", s.shaped_text);
+        let marker_chars = marker(801, "S-3").chars().count() as i64;
+        // 801 value characters go, 802 of the canonical text (the removed `"` is written `\"`).
+        assert_eq!(s.receipt.last().unwrap().delta_chars(), 802 - marker_chars);
     }
 
     #[test]
