@@ -873,8 +873,9 @@ pub struct Submission<'s, 't> {
 /// shaped text.
 ///
 /// Cost: the submitted text is tokenized once (by the caller). S-1..S-3 count only the windows
-/// around their edits; when they edited anything, the edited text is tokenized once more, which
-/// both checks the windowed chain against a full count and serves the S-4 search. S-4 re-tokenizes
+/// around their edits; when they edited anything, the edited text is counted once more, which
+/// checks the windowed chain against a full count and (tokenized with its prefix analysis when
+/// S-4 must run) serves the S-4 search. S-4 re-tokenizes
 /// only locally and reports the exact count of its output.
 pub fn shape(
     submission: &Submission<'_, '_>,
@@ -923,14 +924,22 @@ pub fn shape(
             submitted_chars,
         )
     };
-    let retokenized = edited.as_deref().map(Tokenized::new);
+    // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
+    // its count.
+    let retokenized = edited
+        .as_deref()
+        .filter(|_| tokens_now > budget)
+        .map(Tokenized::new);
     let current = retokenized.as_ref().unwrap_or(submitted);
-    let text = current.text();
+    let text = edited.as_deref().unwrap_or(current.text());
     // The chain of windowed counts must equal a full count of the text it describes.
-    if retokenized.is_some()
-        && (current.count() as u64 != tokens_now || text.chars().count() as u64 != chars_now)
-    {
-        return Err(Unreconciled);
+    if let Some(edited) = edited.as_deref() {
+        let full = retokenized
+            .as_ref()
+            .map_or_else(|| tokenizer::count(edited), Tokenized::count);
+        if full as u64 != tokens_now || edited.chars().count() as u64 != chars_now {
+            return Err(Unreconciled);
+        }
     }
     let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
         (text.to_owned(), tokens_now, chars_now)
