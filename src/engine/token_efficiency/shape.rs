@@ -709,22 +709,9 @@ impl<'t> Document<'t> {
     /// are compared by their original text, which is their current text: nothing inside an array is
     /// edited before the array itself is deduplicated.
     fn s1(&mut self, node: usize) {
-        let children = self.children(node);
-        if self.nodes[node].kind == Kind::Array && children.len() > 1 {
-            // Sorted by (length, text, index): each run of equal texts keeps its first entry.
-            let mut order: Vec<usize> = (0..children.len()).collect();
-            let text_of = |i: usize| self.original_value_text(children[i]);
-            order.sort_unstable_by(|&a, &b| {
-                let (ta, tb) = (text_of(a), text_of(b));
-                ta.len()
-                    .cmp(&tb.len())
-                    .then_with(|| ta.cmp(tb))
-                    .then(a.cmp(&b))
-            });
-            let mut duplicate = vec![false; children.len()];
-            for pair in order.windows(2) {
-                duplicate[pair[1]] = text_of(pair[0]) == text_of(pair[1]);
-            }
+        if self.nodes[node].kind == Kind::Array && self.nodes[node].live_children > 1 {
+            let children = self.children(node);
+            let duplicate = self.duplicates(&children);
             let mut kept = 0usize;
             let mut array_path: Option<String> = None;
             for (i, &child) in children.iter().enumerate() {
@@ -737,11 +724,34 @@ impl<'t> Document<'t> {
                 }
             }
         }
-        for child in children {
+        let mut child = self.nodes[node].first_child;
+        while child != NONE {
             if self.is_live(child) {
                 self.s1(child);
             }
+            child = self.nodes[child].next_sibling;
         }
+    }
+
+    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length, index)
+    /// first — integers only — and only runs of equal length are compared byte by byte, sorted by
+    /// (text, index): each run of equal texts keeps its first entry.
+    fn duplicates(&self, children: &[usize]) -> Vec<bool> {
+        let text_of = |i: usize| self.original_value_text(children[i]);
+        let mut order: Vec<(usize, usize)> =
+            (0..children.len()).map(|i| (text_of(i).len(), i)).collect();
+        order.sort_unstable();
+        let mut duplicate = vec![false; children.len()];
+        for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
+            if run.len() < 2 {
+                continue;
+            }
+            run.sort_unstable_by(|&(_, a), &(_, b)| text_of(a).cmp(text_of(b)).then(a.cmp(&b)));
+            for pair in run.windows(2) {
+                duplicate[pair[1].1] = text_of(pair[0].1) == text_of(pair[1].1);
+            }
+        }
+        duplicate
     }
 
     fn is_live(&self, node: usize) -> bool {
@@ -764,7 +774,10 @@ impl<'t> Document<'t> {
         if !matches!(kind, Kind::Array | Kind::Object) {
             return;
         }
-        for child in self.children(node) {
+        let mut next = self.nodes[node].first_child;
+        while next != NONE {
+            let child = next;
+            next = self.nodes[child].next_sibling;
             if !self.is_live(child) {
                 continue;
             }
@@ -799,10 +812,12 @@ impl<'t> Document<'t> {
                 self.apply((Op::S3, path, None), atom, atom, Some((head, truncated)));
             }
             Kind::Array | Kind::Object => {
-                for child in self.children(node) {
+                let mut child = n.first_child;
+                while child != NONE {
                     if self.is_live(child) {
                         self.s3(child);
                     }
+                    child = self.nodes[child].next_sibling;
                 }
             }
             _ => {}
