@@ -65,27 +65,73 @@ pub fn parse(text: &str) -> Result<JsValue, ParseError> {
     Ok(value)
 }
 
+/// What [`fast_canonical_of`] found the canonical form to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Canonical {
+    /// The text is already in canonical form (nothing was written).
+    Same,
+    Rewritten(String),
+}
+
 /// The canonical form written straight from the source, without building a tree, for the common
 /// payload: escape-free string literals and plain integers are copied as they stand (their
 /// `JSON.stringify` form is the same text), everything else is re-rendered. Returns `None` whenever
 /// the full path is needed: not JSON, nesting over [`MAX_DEPTH`], or an object with an escaped,
 /// duplicate or array-index key (JavaScript would reorder or merge its members).
 pub fn fast_canonical(text: &str) -> Option<String> {
+    fast_canonical_of(text).map(|canonical| match canonical {
+        Canonical::Same => text.to_owned(),
+        Canonical::Rewritten(out) => out,
+    })
+}
+
+/// [`fast_canonical`] without the copy when the text is already canonical: source text that
+/// stands as it is is never copied piece by piece, only where the output departs from it.
+pub fn fast_canonical_of(text: &str) -> Option<Canonical> {
     let mut p = Parser {
         bytes: text.as_bytes(),
         text,
         pos: 0,
     };
-    let mut out = String::with_capacity(text.len());
-    p.skip_whitespace();
+    let mut out = Emitter {
+        out: String::new(),
+        flushed: 0,
+    };
+    p.fast_whitespace(&mut out);
     p.fast_value(&mut out, 0)?;
-    p.skip_whitespace();
-    (p.pos == p.bytes.len()).then_some(out)
+    p.fast_whitespace(&mut out);
+    if p.pos != p.bytes.len() {
+        return None;
+    }
+    if out.flushed == 0 {
+        return Some(Canonical::Same);
+    }
+    out.replace(text, text.len(), text.len(), "");
+    Some(Canonical::Rewritten(out.out))
+}
+
+/// The output of [`fast_canonical_of`]: the source up to `flushed` is accounted for in `out`;
+/// source text after it stands as it is until the next replacement.
+struct Emitter {
+    out: String,
+    flushed: usize,
+}
+
+impl Emitter {
+    /// Source bytes `start..end` are written as `with` (whitespace: as nothing).
+    fn replace(&mut self, text: &str, start: usize, end: usize, with: &str) {
+        if self.out.capacity() == 0 {
+            self.out.reserve(text.len());
+        }
+        self.out.push_str(&text[self.flushed..start]);
+        self.out.push_str(with);
+        self.flushed = end;
+    }
 }
 
 /// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
 /// no control character. Eight bytes at a time (SWAR), then byte by byte.
-fn plain_run(bytes: &[u8]) -> usize {
+pub fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
@@ -243,7 +289,7 @@ impl<'a> Parser<'a> {
             b't' => self.expect_literal(b"true").map(|()| JsValue::Bool(true)),
             b'f' => self.expect_literal(b"false").map(|()| JsValue::Bool(false)),
             b'n' => self.expect_literal(b"null").map(|()| JsValue::Null),
-            b'-' | b'0'..=b'9' => self.number(),
+            b'-' | b'0'..=b'9' => self.number().map(JsValue::Number),
             _ => Err(ParseError::NotJson),
         }
     }
@@ -347,94 +393,68 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn fast_value(&mut self, out: &mut String, depth: usize) -> Option<()> {
+    /// Whitespace at the cursor, skipped and written as nothing.
+    fn fast_whitespace(&mut self, out: &mut Emitter) {
+        let start = self.pos;
+        self.skip_whitespace();
+        if self.pos != start {
+            out.replace(self.text, start, self.pos, "");
+        }
+    }
+
+    fn fast_value(&mut self, out: &mut Emitter, depth: usize) -> Option<()> {
         match self.peek()? {
-            b'{' => {
+            open @ (b'{' | b'[') => {
                 if depth + 1 > MAX_DEPTH {
                     return None;
                 }
+                let close = if open == b'{' { b'}' } else { b']' };
                 self.pos += 1;
-                out.push('{');
-                self.skip_whitespace();
-                if self.peek() == Some(b'}') {
+                self.fast_whitespace(out);
+                if self.peek() == Some(close) {
                     self.pos += 1;
-                    out.push('}');
                     return Some(());
                 }
                 let mut keys: Vec<&'a str> = Vec::new();
                 let mut key_set: Option<std::collections::HashSet<&'a str>> = None;
                 loop {
-                    self.skip_whitespace();
-                    if self.peek() != Some(b'"') {
-                        return None;
-                    }
-                    let key = self.plain_string_slice()?;
-                    let name = &key[1..key.len() - 1];
-                    if name.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-                        let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
-                        if array_index(&index_like).is_some() {
+                    self.fast_whitespace(out);
+                    if open == b'{' {
+                        if self.peek() != Some(b'"') {
                             return None;
                         }
+                        let key = self.plain_string_slice()?;
+                        let name = &key[1..key.len() - 1];
+                        if name.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                            let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
+                            if array_index(&index_like).is_some() {
+                                return None;
+                            }
+                        }
+                        if keys.len() >= 16 && key_set.is_none() {
+                            key_set = Some(keys.iter().copied().collect());
+                        }
+                        let duplicate = match key_set.as_mut() {
+                            Some(set) => !set.insert(name),
+                            None => keys.contains(&name),
+                        };
+                        if duplicate {
+                            return None;
+                        }
+                        keys.push(name);
+                        self.fast_whitespace(out);
+                        if self.peek() != Some(b':') {
+                            return None;
+                        }
+                        self.pos += 1;
+                        self.fast_whitespace(out);
                     }
-                    if keys.len() >= 16 && key_set.is_none() {
-                        key_set = Some(keys.iter().copied().collect());
-                    }
-                    let duplicate = match key_set.as_mut() {
-                        Some(set) => !set.insert(name),
-                        None => keys.contains(&name),
-                    };
-                    if duplicate {
-                        return None;
-                    }
-                    keys.push(name);
-                    out.push_str(key);
-                    self.skip_whitespace();
-                    if self.peek() != Some(b':') {
-                        return None;
-                    }
-                    self.pos += 1;
-                    out.push(':');
-                    self.skip_whitespace();
                     self.fast_value(out, depth + 1)?;
-                    self.skip_whitespace();
+                    self.fast_whitespace(out);
                     match self.peek()? {
-                        b',' => {
+                        b',' => self.pos += 1,
+                        b if b == close => {
                             self.pos += 1;
-                            out.push(',');
-                        }
-                        b'}' => {
-                            self.pos += 1;
-                            out.push('}');
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                if depth + 1 > MAX_DEPTH {
-                    return None;
-                }
-                self.pos += 1;
-                out.push('[');
-                self.skip_whitespace();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    out.push(']');
-                    return Some(());
-                }
-                loop {
-                    self.skip_whitespace();
-                    self.fast_value(out, depth + 1)?;
-                    self.skip_whitespace();
-                    match self.peek()? {
-                        b',' => {
-                            self.pos += 1;
-                            out.push(',');
-                        }
-                        b']' => {
-                            self.pos += 1;
-                            out.push(']');
                             return Some(());
                         }
                         _ => return None,
@@ -442,35 +462,30 @@ impl<'a> Parser<'a> {
                 }
             }
             b'"' => {
-                if let Some(literal) = self.plain_string_slice() {
-                    out.push_str(literal);
-                } else {
+                if self.plain_string_slice().is_none() {
+                    let start = self.pos;
                     let units = self.string().ok()?;
-                    write_string(out, &units);
+                    let mut literal = String::new();
+                    write_string(&mut literal, &units);
+                    if literal != self.text[start..self.pos] {
+                        out.replace(self.text, start, self.pos, &literal);
+                    }
                 }
                 Some(())
             }
-            b't' => self
-                .expect_literal(b"true")
-                .ok()
-                .map(|()| out.push_str("true")),
-            b'f' => self
-                .expect_literal(b"false")
-                .ok()
-                .map(|()| out.push_str("false")),
-            b'n' => self
-                .expect_literal(b"null")
-                .ok()
-                .map(|()| out.push_str("null")),
+            b't' => self.expect_literal(b"true").ok(),
+            b'f' => self.expect_literal(b"false").ok(),
+            b'n' => self.expect_literal(b"null").ok(),
             b'-' | b'0'..=b'9' => {
                 let start = self.pos;
                 self.pos = number_end(self.bytes, start)?;
-                let literal = &self.text[start..self.pos];
-                if is_plain_integer(literal) {
-                    out.push_str(literal);
-                } else {
-                    // Rust's float parsing is correctly rounded, as ECMAScript requires.
-                    out.push_str(&js_number(literal.parse::<f64>().ok()?));
+                if !is_plain_integer(&self.text[start..self.pos]) {
+                    // Not printed as written: read it as the tree does, print it as JavaScript.
+                    self.pos = start;
+                    let printed = js_number(self.number().ok()?);
+                    if printed != self.text[start..self.pos] {
+                        out.replace(self.text, start, self.pos, &printed);
+                    }
                 }
                 Some(())
             }
@@ -491,13 +506,12 @@ impl<'a> Parser<'a> {
         true
     }
 
-    fn number(&mut self) -> Result<JsValue, ParseError> {
+    fn number(&mut self) -> Result<f64, ParseError> {
         let start = self.pos;
         self.pos = number_end(self.bytes, start).ok_or(ParseError::NotJson)?;
         // Rust's float parsing is correctly rounded (as ECMAScript requires) and overflows to ±inf.
         self.text[start..self.pos]
             .parse::<f64>()
-            .map(JsValue::Number)
             .map_err(|_| ParseError::NotJson)
     }
 
@@ -840,6 +854,24 @@ mod tests {
         assert_eq!(fast_canonical(&big), None);
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         assert_eq!(fast_canonical(&deep), None);
+    }
+
+    #[test]
+    fn canonical_text_is_reported_unchanged_without_a_copy() {
+        for text in [
+            r#"{"a":[1,-2,1.5,"x\"y",null,true],"b":{}}"#,
+            r#""\ud800""#,
+            "0",
+        ] {
+            assert_eq!(canon(text).unwrap(), text);
+            assert_eq!(fast_canonical_of(text), Some(Canonical::Same), "{text}");
+        }
+        for text in [" 0", "[1.50]", r#"["\u0041"]"#, "[1 ,2]", "1E3"] {
+            let Some(Canonical::Rewritten(out)) = fast_canonical_of(text) else {
+                panic!("{text} must be rewritten");
+            };
+            assert_eq!(out, canon(text).unwrap());
+        }
     }
 
     #[test]

@@ -60,8 +60,8 @@ pub struct Request {
     pub payload_chars: u64,
     /// The canonical form (json) or the raw payload (text-only): all counts are over this text.
     canonical: String,
-    /// The payload string as submitted (re-parsed into a tree only by the paid op).
-    payload: String,
+    /// Characters (code points) of `canonical`.
+    canonical_chars: u64,
     /// Whether the payload parsed as JSON (operation set "json").
     is_json: bool,
 }
@@ -207,13 +207,21 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         Some(Field::String(caller)) if base58::is_solana_address(&caller) => Some(caller),
         Some(_) => return Err(Refusal::CallerInvalid),
     };
-    let (canonical, is_json) = match json::fast_canonical(&payload) {
-        Some(canonical) => (canonical, true),
+    let payload_chars = payload.chars().count() as u64;
+    // (canonical text, is JSON, whether it is the payload unchanged)
+    let (canonical, is_json, unchanged) = match json::fast_canonical_of(&payload) {
+        Some(json::Canonical::Same) => (payload, true, true),
+        Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
         None => match json::parse(&payload) {
-            Ok(value) => (json::stringify(&value), true),
+            Ok(value) => (json::stringify(&value), true, false),
             Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
-            Err(ParseError::NotJson) => (payload.clone(), false),
+            Err(ParseError::NotJson) => (payload, false, true),
         },
+    };
+    let canonical_chars = if unchanged {
+        payload_chars
+    } else {
+        canonical.chars().count() as u64
     };
     Ok(Request {
         caller,
@@ -221,9 +229,9 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         reserve_tokens,
         keep_fields,
         body_bytes: body.len() as u64,
-        payload_chars: payload.chars().count() as u64,
+        payload_chars,
+        canonical_chars,
         canonical,
-        payload,
         is_json,
     })
 }
@@ -253,7 +261,7 @@ pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusa
         return Err(Refusal::CallerMissing);
     }
     let tokens = tokenizer::count(&req.canonical) as u64;
-    let chars = req.canonical.chars().count() as u64;
+    let chars = req.canonical_chars;
     Ok(report::precheck_report(req, tokens, chars, now_ms))
 }
 
@@ -261,15 +269,15 @@ pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusa
 /// reconcile.
 pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     // Tokenized once: the submitted count, and the S-4 search when nothing edits the text first.
+    // The json operation set reads its tree straight from the canonical text.
     let submitted = tokenizer::Tokenized::new(&req.canonical);
     let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
-    let value = if req.is_json && submitted.count() as u64 > req.effective_budget() {
-        // The tree must serialise to the canonical form the pre-check counted (shape checks it).
-        Some(json::parse(&req.payload).map_err(|_| Refusal::ReceiptUnreconciled)?)
-    } else {
-        None
+    let submission = shape::Submission {
+        text: &submitted,
+        chars: req.canonical_chars,
+        json: req.is_json,
     };
-    let shaping = shape::shape(&submitted, value, &keep, req.effective_budget())
+    let shaping = shape::shape(&submission, &keep, req.effective_budget())
         .map_err(|_| Refusal::ReceiptUnreconciled)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
     Ok(Delivery {

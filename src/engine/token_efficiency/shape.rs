@@ -17,7 +17,7 @@
 //! still over the effective budget; S-4 at most once, last; the root value is neither a field nor an
 //! array element; exhaustion returns the submitted canonical form with an empty receipt.
 
-use super::json::{code_points, escaped_text, write_string, write_value, JsString, JsValue};
+use super::json::plain_run;
 use crate::engine::tokenizer::{self, Tokenized};
 use std::collections::{HashMap, HashSet};
 
@@ -155,35 +155,37 @@ enum Kind {
     Object,
 }
 
+/// One value of the canonical text, in a single arena: no per-node allocation, no copied text.
 #[derive(Debug)]
 struct Node {
     kind: Kind,
     parent: usize,
-    /// Member key (for paths), when this node is an object member.
-    key: Option<JsString>,
+    /// The member's `"key":` atom, when this node is an object member (also its first atom).
+    key_atom: usize,
     /// Position among the parent's live children (fixed once the parent array is deduplicated).
     pos: usize,
     /// First atom of the node's span: its `"key":` atom for a member, else its first value atom.
     span_first: usize,
+    /// First atom of the value itself (after any `"key":`).
+    value_first: usize,
     last_atom: usize,
-    /// The comma atom written before this child (every child but the first).
-    comma_atom: Option<usize>,
-    children: Vec<usize>,
+    /// The comma atom written before this child (every child but the first), else [`NONE`].
+    comma_atom: usize,
+    /// Children in document order: the first, then each one's next sibling.
+    first_child: usize,
+    next_sibling: usize,
     live_children: usize,
     prev_live: usize,
     next_live: usize,
-    /// Interned identity of the canonical serialisation (equal ids ⇔ byte-identical text).
-    shape: u32,
     protected: bool,
     contains_protected: bool,
-    /// String nodes: character count; long strings keep their units for S-3.
-    chars: usize,
-    units: Option<JsString>,
+    /// String nodes over the S-3 cap: the character count of the value (else 0).
+    long_chars: usize,
 }
 
-/// The canonical text as atoms, with the tree over them.
-struct Document {
-    text: String,
+/// The canonical text as atoms (spans of it), with the tree over them.
+struct Document<'t> {
+    text: &'t str,
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
     replaced: HashMap<usize, String>,
@@ -192,16 +194,11 @@ struct Document {
     left: Vec<usize>,
     right: Vec<usize>,
     nodes: Vec<Node>,
+    any_protected: bool,
     tokens: u64,
     chars: u64,
     receipt: Vec<ReceiptEntry>,
-    /// Leaf-text and composite interning tables for S-1 identities.
-    leaf_ids: HashMap<String, u32>,
-    composite_ids: HashMap<Vec<u32>, u32>,
 }
-
-const TAG_ARRAY: u32 = u32::MAX;
-const TAG_OBJECT: u32 = u32::MAX - 1;
 
 /// A field's keep path: its object keys joined with `.`, array positions skipped.
 #[derive(Debug, Clone)]
@@ -213,168 +210,258 @@ enum KeepPath {
     Unmatchable,
 }
 
-struct Builder<'k> {
-    doc: Document,
-    keep: &'k HashSet<String>,
+/// The canonical text of a JSON string literal's content read back as Rust text, with each lone
+/// surrogate left as its six-character escape (`\ud800`), as receipt paths spell it; `None` when a
+/// lone surrogate is present and `keep_lone` is false.
+fn literal_text(content: &str, keep_lone: bool) -> Option<String> {
+    if !content.contains('\\') {
+        return Some(content.to_owned());
+    }
+    let mut out = String::with_capacity(content.len());
+    let mut rest = content;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = &rest[at..];
+        let (c, len) = match escape.as_bytes()[1] {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            _ => {
+                let unit = u32::from_str_radix(&escape[2..6], 16).ok()?;
+                match char::from_u32(unit) {
+                    Some(c) => (c, 6),
+                    None if keep_lone => {
+                        out.push_str(&escape[..6]);
+                        rest = &escape[6..];
+                        continue;
+                    }
+                    None => return None,
+                }
+            }
+        };
+        out.push(c);
+        rest = &escape[len..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
-impl Builder<'_> {
-    fn atom(&mut self, write: impl FnOnce(&mut String)) -> usize {
-        let start = self.doc.text.len();
-        write(&mut self.doc.text);
+/// Byte length of the escape or character at the start of a canonical literal's content.
+fn literal_char_len(content: &[u8]) -> usize {
+    match content[0] {
+        b'\\' if content[1] == b'u' => 6,
+        b'\\' => 2,
+        b if b < 0x80 => 1,
+        b if b < 0xE0 => 2,
+        b if b < 0xF0 => 3,
+        _ => 4,
+    }
+}
+
+/// Characters of a canonical literal's content (an escape is one character, a lone surrogate one).
+fn literal_chars(content: &[u8]) -> usize {
+    let escapes = content.iter().filter(|&&b| b == b'\\').count();
+    if escapes == 0 {
+        return content.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    }
+    let (mut i, mut chars) = (0, 0);
+    while i < content.len() {
+        i += literal_char_len(&content[i..]);
+        chars += 1;
+    }
+    chars
+}
+
+/// Bytes of a canonical literal's content that hold its first `n` characters.
+fn literal_prefix_bytes(content: &[u8], n: usize) -> usize {
+    let (mut i, mut taken) = (0, 0);
+    while i < content.len() && taken < n {
+        i += literal_char_len(&content[i..]);
+        taken += 1;
+    }
+    i
+}
+
+/// Builds the arena by scanning the canonical text (compact `JSON.stringify` output: no
+/// whitespace, every literal already in canonical spelling).
+struct Builder<'t, 'k> {
+    doc: Document<'t>,
+    keep: &'k HashSet<String>,
+    pos: usize,
+}
+
+impl Builder<'_, '_> {
+    fn atom(&mut self, start: usize, end: usize) -> usize {
         self.doc.atom_start.push(start);
-        self.doc.atom_end.push(self.doc.text.len());
+        self.doc.atom_end.push(end);
+        self.pos = end;
         self.doc.atom_start.len() - 1
     }
 
-    fn leaf_id(&mut self, atom: usize) -> u32 {
-        let text = &self.doc.text[self.doc.atom_start[atom]..self.doc.atom_end[atom]];
-        if let Some(&id) = self.doc.leaf_ids.get(text) {
-            return id;
+    fn byte(&self) -> Option<u8> {
+        self.doc.text.as_bytes().get(self.pos).copied()
+    }
+
+    /// End (past the closing quote) of the string literal starting at `start`.
+    fn string_end(&self, start: usize) -> Option<usize> {
+        let bytes = self.doc.text.as_bytes();
+        let mut i = start + 1;
+        loop {
+            i += plain_run(&bytes[i..]);
+            match bytes.get(i)? {
+                b'"' => return Some(i + 1),
+                b'\\' => i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 },
+                _ => return None,
+            }
         }
-        let id = (self.doc.leaf_ids.len() + self.doc.composite_ids.len()) as u32;
-        self.doc.leaf_ids.insert(text.to_owned(), id);
-        id
     }
 
-    fn composite_id(&mut self, key: Vec<u32>) -> u32 {
-        let next = (self.doc.leaf_ids.len() + self.doc.composite_ids.len()) as u32;
-        *self.doc.composite_ids.entry(key).or_insert(next)
-    }
-
-    /// Adds `value` (moved in) as a node; `keep_path` is the field's keep path when the keep set is
-    /// in use (None when unmatchable or not needed), `inherited` the protection of its ancestors.
+    /// Adds the value at the cursor as a node; `keep_path` is the field's keep path,
+    /// `inherited` the protection of its ancestors.
     #[allow(clippy::too_many_arguments)]
     fn node(
         &mut self,
-        value: JsValue,
         parent: usize,
-        key: Option<JsString>,
+        key_atom: usize,
         pos: usize,
-        comma_atom: Option<usize>,
-        keep_path: KeepPath,
+        comma_atom: usize,
+        keep_path: &KeepPath,
         inherited: bool,
-    ) -> usize {
-        let span_first = match &key {
-            Some(k) => self.atom(|out| {
-                write_string(out, k);
-                out.push(':');
-            }),
-            None => self.doc.atom_start.len(),
-        };
+    ) -> Option<usize> {
+        let is_member = key_atom != NONE;
         let protected = inherited
-            || (key.is_some() && matches!(&keep_path, KeepPath::Field(p) if self.keep.contains(p)));
+            || (is_member && matches!(keep_path, KeepPath::Field(p) if self.keep.contains(p)));
         let id = self.doc.nodes.len();
+        let value_first = self.doc.atom_start.len();
         self.doc.nodes.push(Node {
             kind: Kind::Null,
             parent,
-            key: key.clone(),
+            key_atom,
             pos,
-            span_first,
+            span_first: if is_member { key_atom } else { value_first },
+            value_first,
             last_atom: 0,
             comma_atom,
-            children: Vec::new(),
+            first_child: NONE,
+            next_sibling: NONE,
             live_children: 0,
             prev_live: NONE,
             next_live: NONE,
-            shape: 0,
             protected,
             contains_protected: false,
-            chars: 0,
-            units: None,
+            long_chars: 0,
         });
-        let (kind, shape, last_atom) = match value {
-            JsValue::Array(items) => {
-                self.atom(|out| out.push('['));
-                let mut shape_key = vec![TAG_ARRAY];
-                let mut children = Vec::with_capacity(items.len());
-                for (i, item) in items.into_iter().enumerate() {
-                    let comma = (i > 0).then(|| self.atom(|out| out.push(',')));
-                    let child = self.node(item, id, None, i, comma, keep_path.clone(), protected);
-                    shape_key.push(self.doc.nodes[child].shape);
-                    children.push(child);
-                }
-                let last = self.atom(|out| out.push(']'));
-                self.link_children(id, children);
-                (Kind::Array, self.composite_id(shape_key), last)
-            }
-            JsValue::Object(members) => {
-                self.atom(|out| out.push('{'));
-                let mut shape_key = vec![TAG_OBJECT];
-                let mut children = Vec::with_capacity(members.len());
-                for (i, (k, item)) in members.into_iter().enumerate() {
-                    let comma = (i > 0).then(|| self.atom(|out| out.push(',')));
-                    let child_keep = if self.keep.is_empty() {
-                        KeepPath::Unmatchable
-                    } else {
-                        match (String::from_utf16(&k), &keep_path) {
-                            (Ok(name), KeepPath::NoField) => KeepPath::Field(name),
-                            (Ok(name), KeepPath::Field(parent_path)) => {
-                                KeepPath::Field(format!("{parent_path}.{name}"))
-                            }
-                            _ => KeepPath::Unmatchable,
+        let start = self.pos;
+        let (kind, last_atom) = match self.byte()? {
+            open @ (b'[' | b'{') => {
+                let close = if open == b'[' { b']' } else { b'}' };
+                self.atom(start, start + 1);
+                let mut previous = NONE;
+                let mut count = 0usize;
+                while self.byte()? != close {
+                    let comma = if count > 0 {
+                        if self.byte()? != b',' {
+                            return None;
                         }
+                        self.atom(self.pos, self.pos + 1)
+                    } else {
+                        NONE
                     };
-                    let child = self.node(item, id, Some(k), i, comma, child_keep, protected);
-                    let child_node = &self.doc.nodes[child];
-                    let child_key_id = self.leaf_id(child_node.span_first);
-                    shape_key.push(child_key_id);
-                    shape_key.push(self.doc.nodes[child].shape);
-                    children.push(child);
+                    let child = if open == b'[' {
+                        self.node(id, NONE, count, comma, keep_path, protected)?
+                    } else {
+                        let key_start = self.pos;
+                        let key_end = self.string_end(key_start)?;
+                        if self.doc.text.as_bytes().get(key_end) != Some(&b':') {
+                            return None;
+                        }
+                        let key = self.atom(key_start, key_end + 1);
+                        let child_keep = if self.keep.is_empty() {
+                            KeepPath::Unmatchable
+                        } else {
+                            match (
+                                literal_text(&self.doc.text[key_start + 1..key_end - 1], false),
+                                keep_path,
+                            ) {
+                                (Some(name), KeepPath::NoField) => KeepPath::Field(name),
+                                (Some(name), KeepPath::Field(parent_path)) => {
+                                    KeepPath::Field(format!("{parent_path}.{name}"))
+                                }
+                                _ => KeepPath::Unmatchable,
+                            }
+                        };
+                        self.node(id, key, count, comma, &child_keep, protected)?
+                    };
+                    if previous == NONE {
+                        self.doc.nodes[id].first_child = child;
+                    } else {
+                        self.doc.nodes[previous].next_sibling = child;
+                        self.doc.nodes[previous].next_live = child;
+                        self.doc.nodes[child].prev_live = previous;
+                    }
+                    previous = child;
+                    count += 1;
                 }
-                let last = self.atom(|out| out.push('}'));
-                self.link_children(id, children);
-                (Kind::Object, self.composite_id(shape_key), last)
+                let last = self.atom(self.pos, self.pos + 1);
+                self.doc.nodes[id].live_children = count;
+                let kind = if open == b'[' {
+                    Kind::Array
+                } else {
+                    Kind::Object
+                };
+                (kind, last)
             }
-            JsValue::String(units) => {
-                let atom = self.atom(|out| write_string(out, &units));
-                let chars = code_points(&units);
-                let node = &mut self.doc.nodes[id];
-                node.chars = chars;
-                if chars > S3_CAP_CHARS {
-                    node.units = Some(units);
+            b'"' => {
+                let end = self.string_end(start)?;
+                let atom = self.atom(start, end);
+                let content = &self.doc.text.as_bytes()[start + 1..end - 1];
+                if content.len() > S3_CAP_CHARS {
+                    self.doc.nodes[id].long_chars = literal_chars(content);
                 }
-                (Kind::Str, self.leaf_id(atom), atom)
+                (Kind::Str, atom)
             }
-            JsValue::Null => {
-                let atom = self.atom(|out| out.push_str("null"));
-                (Kind::Null, self.leaf_id(atom), atom)
-            }
-            other => {
-                let atom = self.atom(|out| write_value(out, &other));
-                (Kind::Scalar, self.leaf_id(atom), atom)
+            _ => {
+                let bytes = self.doc.text.as_bytes();
+                let mut end = start;
+                while end < bytes.len() && !matches!(bytes[end], b',' | b']' | b'}') {
+                    end += 1;
+                }
+                if end == start {
+                    return None;
+                }
+                let kind = if &bytes[start..end] == b"null" {
+                    Kind::Null
+                } else {
+                    Kind::Scalar
+                };
+                (kind, self.atom(start, end))
             }
         };
         let node = &mut self.doc.nodes[id];
         node.kind = kind;
-        node.shape = shape;
         node.last_atom = last_atom;
         if protected && parent != NONE {
+            self.doc.any_protected = true;
             let mut up = parent;
             while up != NONE && !self.doc.nodes[up].contains_protected {
                 self.doc.nodes[up].contains_protected = true;
                 up = self.doc.nodes[up].parent;
             }
         }
-        id
-    }
-
-    fn link_children(&mut self, parent: usize, children: Vec<usize>) {
-        for (i, &child) in children.iter().enumerate() {
-            let node = &mut self.doc.nodes[child];
-            node.prev_live = if i > 0 { children[i - 1] } else { NONE };
-            node.next_live = children.get(i + 1).copied().unwrap_or(NONE);
-        }
-        let node = &mut self.doc.nodes[parent];
-        node.live_children = children.len();
-        node.children = children;
+        Some(id)
     }
 }
 
-impl Document {
-    fn build(value: JsValue, keep: &HashSet<String>) -> Document {
+impl<'t> Document<'t> {
+    /// The tree over `canonical`, or `None` if it is not compact canonical JSON.
+    fn build(canonical: &'t str, keep: &HashSet<String>) -> Option<Document<'t>> {
         let doc = Document {
-            text: String::new(),
+            text: canonical,
             atom_start: Vec::new(),
             atom_end: Vec::new(),
             replaced: HashMap::new(),
@@ -382,22 +469,22 @@ impl Document {
             left: Vec::new(),
             right: Vec::new(),
             nodes: Vec::new(),
+            any_protected: false,
             tokens: 0,
             chars: 0,
             receipt: Vec::new(),
-            leaf_ids: HashMap::new(),
-            composite_ids: HashMap::new(),
         };
-        let mut builder = Builder { doc, keep };
-        builder.node(value, NONE, None, 0, None, KeepPath::NoField, false);
+        let mut builder = Builder { doc, keep, pos: 0 };
+        builder.node(NONE, NONE, 0, NONE, &KeepPath::NoField, false)?;
+        if builder.pos != canonical.len() {
+            return None;
+        }
         let mut doc = builder.doc;
         let atoms = doc.atom_start.len();
         doc.live = vec![true; atoms];
         doc.left = (0..=atoms).collect();
         doc.right = (0..=atoms + 1).collect();
-        doc.leaf_ids = HashMap::new();
-        doc.composite_ids = HashMap::new();
-        doc
+        Some(doc)
     }
 
     fn atom_text(&self, atom: usize) -> &str {
@@ -405,6 +492,22 @@ impl Document {
             Some(text) => text,
             None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
         }
+    }
+
+    /// The node's original canonical serialisation (its value, without any `"key":`).
+    fn original_value_text(&self, node: usize) -> &'t [u8] {
+        let n = &self.nodes[node];
+        &self.text.as_bytes()[self.atom_start[n.value_first]..self.atom_end[n.last_atom]]
+    }
+
+    fn children(&self, node: usize) -> Vec<usize> {
+        let mut children = Vec::with_capacity(self.nodes[node].live_children);
+        let mut child = self.nodes[node].first_child;
+        while child != NONE {
+            children.push(child);
+            child = self.nodes[child].next_sibling;
+        }
+        children
     }
 
     /// Nearest live atom at or before `atom` (None before the first).
@@ -447,23 +550,27 @@ impl Document {
         self.right[atom] = atom + 1;
     }
 
-    /// Live text before atom `first`, from the nearest safe cut (or the start of the text).
-    fn left_context(&mut self, first: usize) -> String {
+    /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
+    /// unchanged beginning), back to the nearest safe cut (or the start of the text).
+    fn left_context(&mut self, first: usize, head: &str) -> String {
         let mut collected: Vec<char> = Vec::new();
         let mut cursor = if first == 0 {
             None
         } else {
             self.live_at_or_before(first - 1)
         };
-        'atoms: while let Some(atom) = cursor {
-            for c in self.atom_text(atom).chars().rev() {
+        let mut piece = head.to_owned();
+        loop {
+            for c in piece.chars().rev() {
                 if let Some(&after) = collected.last() {
                     if is_safe_cut(c, after) {
-                        break 'atoms;
+                        return collected.iter().rev().collect();
                     }
                 }
                 collected.push(c);
             }
+            let Some(atom) = cursor else { break };
+            piece = self.atom_text(atom).to_owned();
             cursor = if atom == 0 {
                 None
             } else {
@@ -505,27 +612,31 @@ impl Document {
         removed
     }
 
-    /// Applies one edit of the live text — the live atoms `first..=last` replaced by `replacement`
-    /// (kept in atom `first` when given) — and records its receipt entry.
+    /// Applies one edit of the live text and records its receipt entry: either the live atoms
+    /// `first..=last` removed, or (with `replacement`) atom `first` rewritten, where the new text
+    /// keeps the atom's first `head` bytes (only the rest is counted as changed).
     fn apply(
         &mut self,
-        op: Op,
-        path: String,
-        index: Option<usize>,
+        entry: (Op, String, Option<usize>),
         first: usize,
         last: usize,
-        replacement: Option<String>,
+        replacement: Option<(usize, String)>,
     ) {
-        let left = self.left_context(first);
-        let right = self.right_context(last);
-        let (removed, inserted) = match replacement {
-            Some(text) => {
-                let removed = self.atom_text(first).to_owned();
-                self.replaced.insert(first, text.clone());
-                (removed, text)
+        let (op, path, index) = entry;
+        let (left, removed, inserted) = match replacement {
+            Some((head, text)) => {
+                let old = self.atom_text(first).to_owned();
+                let left = self.left_context(first, &old[..head]);
+                let inserted = text[head..].to_owned();
+                self.replaced.insert(first, text);
+                (left, old[head..].to_owned(), inserted)
             }
-            None => (self.kill_range(first, last), String::new()),
+            None => {
+                let left = self.left_context(first, "");
+                (left, self.kill_range(first, last), String::new())
+            }
         };
+        let right = self.right_context(last);
         let before_window = format!("{left}{removed}{right}");
         let after_window = format!("{left}{inserted}{right}");
         let tokens_before = self.tokens;
@@ -554,14 +665,11 @@ impl Document {
         let (prev, next, parent) = (node.prev_live, node.next_live, node.parent);
         let (mut first, mut last) = (node.span_first, node.last_atom);
         if prev != NONE {
-            first = node
-                .comma_atom
-                .expect("a child after a live sibling has a comma");
+            first = node.comma_atom;
         } else if next != NONE {
-            last = self.nodes[next]
-                .comma_atom
-                .expect("a later sibling has a comma");
+            last = self.nodes[next].comma_atom;
         }
+        debug_assert!(first != NONE && last != NONE, "a later sibling has a comma");
         if prev != NONE {
             self.nodes[prev].next_live = next;
         }
@@ -569,7 +677,7 @@ impl Document {
             self.nodes[next].prev_live = prev;
         }
         self.nodes[parent].live_children -= 1;
-        self.apply(op, path, index, first, last, None);
+        self.apply((op, path, index), first, last, None);
     }
 
     fn path(&self, node: usize) -> String {
@@ -581,42 +689,69 @@ impl Document {
         }
         let mut path = String::new();
         for segment in segments.iter().rev() {
-            match &segment.key {
-                Some(key) => {
-                    if !path.is_empty() || segment.parent != 0 {
-                        path.push('.');
-                    }
-                    path.push_str(&escaped_text(key));
+            if segment.key_atom != NONE {
+                if !path.is_empty() || segment.parent != 0 {
+                    path.push('.');
                 }
-                None => path.push_str(&format!("[{}]", segment.pos)),
+                let literal = &self.text
+                    [self.atom_start[segment.key_atom]..self.atom_end[segment.key_atom] - 1];
+                let name = literal_text(&literal[1..literal.len() - 1], true)
+                    .expect("canonical escapes are well formed");
+                path.push_str(&name);
+            } else {
+                path.push_str(&format!("[{}]", segment.pos));
             }
         }
         path
     }
 
-    /// S-1: pre-order; an array is deduplicated before its surviving entries are visited.
+    /// S-1: pre-order; an array is deduplicated before its surviving entries are visited. Entries
+    /// are compared by their original text, which is their current text: nothing inside an array is
+    /// edited before the array itself is deduplicated.
     fn s1(&mut self, node: usize) {
-        if self.nodes[node].kind == Kind::Array {
-            let children = self.nodes[node].children.clone();
-            let mut seen: HashSet<u32> = HashSet::new();
+        if self.nodes[node].kind == Kind::Array && self.nodes[node].live_children > 1 {
+            let children = self.children(node);
+            let duplicate = self.duplicates(&children);
             let mut kept = 0usize;
             let mut array_path: Option<String> = None;
-            for &child in &children {
-                if seen.insert(self.nodes[child].shape) {
-                    self.nodes[child].pos = kept;
-                    kept += 1;
-                } else {
+            for (i, &child) in children.iter().enumerate() {
+                if duplicate[i] {
                     let path = array_path.get_or_insert_with(|| self.path(node)).clone();
                     self.remove_child(child, Op::S1, path, Some(kept));
+                } else {
+                    self.nodes[child].pos = kept;
+                    kept += 1;
                 }
             }
         }
-        let children = self.nodes[node].children.clone();
-        for child in children {
+        let mut child = self.nodes[node].first_child;
+        while child != NONE {
             if self.is_live(child) {
                 self.s1(child);
             }
+            child = self.nodes[child].next_sibling;
         }
+    }
+
+    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length, index)
+    /// first — integers only — and only runs of equal length are compared byte by byte, sorted by
+    /// (text, index): each run of equal texts keeps its first entry.
+    fn duplicates(&self, children: &[usize]) -> Vec<bool> {
+        let text_of = |i: usize| self.original_value_text(children[i]);
+        let mut order: Vec<(usize, usize)> =
+            (0..children.len()).map(|i| (text_of(i).len(), i)).collect();
+        order.sort_unstable();
+        let mut duplicate = vec![false; children.len()];
+        for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
+            if run.len() < 2 {
+                continue;
+            }
+            run.sort_unstable_by(|&(_, a), &(_, b)| text_of(a).cmp(text_of(b)).then(a.cmp(&b)));
+            for pair in run.windows(2) {
+                duplicate[pair[1].1] = text_of(pair[0].1) == text_of(pair[1].1);
+            }
+        }
+        duplicate
     }
 
     fn is_live(&self, node: usize) -> bool {
@@ -627,7 +762,7 @@ impl Document {
         let n = &self.nodes[node];
         match n.kind {
             Kind::Null => true,
-            Kind::Str => n.chars == 0,
+            Kind::Str => self.atom_text(n.last_atom) == "\"\"",
             Kind::Array | Kind::Object => n.live_children == 0,
             Kind::Scalar => false,
         }
@@ -639,8 +774,10 @@ impl Document {
         if !matches!(kind, Kind::Array | Kind::Object) {
             return;
         }
-        let children = self.nodes[node].children.clone();
-        for child in children {
+        let mut next = self.nodes[node].first_child;
+        while next != NONE {
+            let child = next;
+            next = self.nodes[child].next_sibling;
             if !self.is_live(child) {
                 continue;
             }
@@ -661,48 +798,63 @@ impl Document {
     fn s3(&mut self, node: usize) {
         let n = &self.nodes[node];
         match n.kind {
-            Kind::Str if n.parent != NONE && !n.protected && n.chars > S3_CAP_CHARS => {
-                let units = n.units.as_ref().expect("long strings keep their units");
-                let cut = units_of_first_chars(units, S3_CAP_CHARS);
-                let mut truncated: JsString = units[..cut].to_vec();
-                truncated.extend(marker(n.chars - S3_CAP_CHARS, "S-3").encode_utf16());
-                let mut literal = String::new();
-                write_string(&mut literal, &truncated);
+            Kind::Str if n.parent != NONE && !n.protected && n.long_chars > S3_CAP_CHARS => {
                 let atom = n.last_atom;
+                let removed_chars = n.long_chars - S3_CAP_CHARS;
+                let literal = self.atom_text(atom);
+                // The opening quote and the first 2,000 characters stay as they are.
+                let head = 1 + literal_prefix_bytes(&literal.as_bytes()[1..], S3_CAP_CHARS);
+                let mut truncated = String::with_capacity(head + 80);
+                truncated.push_str(&literal[..head]);
+                truncated.push_str(&marker(removed_chars, "S-3"));
+                truncated.push('"');
                 let path = self.path(node);
-                self.apply(Op::S3, path, None, atom, atom, Some(literal));
+                self.apply((Op::S3, path, None), atom, atom, Some((head, truncated)));
             }
             Kind::Array | Kind::Object => {
-                let children = self.nodes[node].children.clone();
-                for child in children {
+                let mut child = n.first_child;
+                while child != NONE {
                     if self.is_live(child) {
                         self.s3(child);
                     }
+                    child = self.nodes[child].next_sibling;
                 }
             }
             _ => {}
         }
     }
 
-    /// The live text, with the end offset (in characters) of the last protected field's span.
-    fn materialise(&self) -> (String, usize, Vec<(usize, usize)>) {
+    /// The live text (when anything was edited).
+    fn live_text(&self) -> String {
         let mut text = String::with_capacity(self.text.len());
+        for atom in 0..self.live.len() {
+            if self.live[atom] {
+                text.push_str(self.atom_text(atom));
+            }
+        }
+        text
+    }
+
+    /// The end offset (in characters) of the last protected field's span in the live text, and
+    /// the outermost protected spans.
+    fn protected_spans(&self) -> (usize, Vec<(usize, usize)>) {
+        if !self.any_protected {
+            return (0, Vec::new());
+        }
         let mut chars = 0usize;
         let mut end_chars = vec![0usize; self.live.len()];
         let mut start_chars = vec![0usize; self.live.len()];
         for atom in 0..self.live.len() {
             if self.live[atom] {
-                let piece = self.atom_text(atom);
                 start_chars[atom] = chars;
-                chars += piece.chars().count();
+                chars += self.atom_text(atom).chars().count();
                 end_chars[atom] = chars;
-                text.push_str(piece);
             }
         }
         let mut floor = 0usize;
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for node in &self.nodes {
-            if node.key.is_some() && node.protected && self.live[node.span_first] {
+            if node.key_atom != NONE && node.protected && self.live[node.span_first] {
                 let (start, end) = (start_chars[node.span_first], end_chars[node.last_atom]);
                 floor = floor.max(end);
                 if spans.last().is_none_or(|&(_, prev_end)| start >= prev_end) {
@@ -710,24 +862,8 @@ impl Document {
                 }
             }
         }
-        (text, floor, spans)
+        (floor, spans)
     }
-}
-
-/// Units covering the first `n` characters (code points; a lone surrogate is one).
-fn units_of_first_chars(units: &[u16], n: usize) -> usize {
-    let mut taken = 0usize;
-    let mut i = 0usize;
-    while i < units.len() && taken < n {
-        let high = (0xD800..0xDC00).contains(&units[i]);
-        let pair = high
-            && units
-                .get(i + 1)
-                .is_some_and(|u| (0xDC00..0xE000).contains(u));
-        i += if pair { 2 } else { 1 };
-        taken += 1;
-    }
-    i
 }
 
 fn slice_chars(text: &str, start: usize, end: usize) -> &str {
@@ -736,23 +872,36 @@ fn slice_chars(text: &str, start: usize, end: usize) -> &str {
     &text[a..a + b]
 }
 
-/// Runs the budget op. `submitted` is the canonical form (JSON) or the raw text (text-only),
-/// tokenized once; `value` is the parsed payload for the json operation set, which must serialise
-/// back to exactly that canonical text (else this fails closed).
+/// What the budget op shapes.
+pub struct Submission<'s, 't> {
+    /// The canonical form (JSON) or the raw text (text-only), tokenized once.
+    pub text: &'s Tokenized<'t>,
+    /// Its characters (code points).
+    pub chars: u64,
+    /// The operation set is "json".
+    pub json: bool,
+}
+
+/// Runs the budget op on `submission`. For the "json" operation set the text must be compact
+/// canonical JSON (the tree is read straight from it; anything else fails closed). The submitted
+/// character count is the caller's; a wrong one cannot pass the reconciliation, which recounts the
+/// shaped text.
 ///
 /// Cost: the submitted text is tokenized once (by the caller). S-1..S-3 count only the windows
-/// around their edits; when they edited anything, the edited text is tokenized once more, which
-/// both checks the windowed chain against a full count and serves the S-4 search. S-4 re-tokenizes
+/// around their edits; when they edited anything, the edited text is counted once more, which
+/// checks the windowed chain against a full count and (tokenized with its prefix analysis when
+/// S-4 must run) serves the S-4 search. S-4 re-tokenizes
 /// only locally and reports the exact count of its output.
 pub fn shape(
-    submitted: &Tokenized<'_>,
-    value: Option<JsValue>,
+    submission: &Submission<'_, '_>,
     keep: &HashSet<String>,
     budget: u64,
 ) -> Result<Shaping, Unreconciled> {
+    let submitted = submission.text;
     let canonical = submitted.text();
     let submitted_tokens = submitted.count() as u64;
-    let submitted_chars = canonical.chars().count() as u64;
+    let submitted_chars = submission.chars;
+    let json = submission.json;
     let unchanged = |exhaustion: Option<Exhaustion>| Shaping {
         submitted_tokens,
         submitted_chars,
@@ -766,40 +915,46 @@ pub fn shape(
         return Ok(unchanged(None));
     }
     // S-1..S-3 on the tree; `edited` holds the live text when they changed anything.
-    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = match value {
-        Some(value) => {
-            let mut doc = Document::build(value, keep);
-            if doc.text != canonical {
-                return Err(Unreconciled);
-            }
-            doc.tokens = submitted_tokens;
-            doc.chars = submitted_chars;
-            doc.s1(0);
-            if doc.tokens > budget {
-                doc.s2(0);
-            }
-            if doc.tokens > budget {
-                doc.s3(0);
-            }
-            let (text, floor, spans) = doc.materialise();
-            let edited = (!doc.receipt.is_empty()).then_some(text);
-            (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
+    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = if json {
+        let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
+        doc.tokens = submitted_tokens;
+        doc.chars = submitted_chars;
+        doc.s1(0);
+        if doc.tokens > budget {
+            doc.s2(0);
         }
-        None => (
+        if doc.tokens > budget {
+            doc.s3(0);
+        }
+        let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
+        let (floor, spans) = doc.protected_spans();
+        (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
+    } else {
+        (
             None,
             0,
             Vec::new(),
             Vec::new(),
             submitted_tokens,
             submitted_chars,
-        ),
+        )
     };
-    let retokenized = edited.as_deref().map(Tokenized::new);
+    // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
+    // its count.
+    let retokenized = edited
+        .as_deref()
+        .filter(|_| tokens_now > budget)
+        .map(Tokenized::new);
     let current = retokenized.as_ref().unwrap_or(submitted);
-    let text = current.text();
+    let text = edited.as_deref().unwrap_or(current.text());
     // The chain of windowed counts must equal a full count of the text it describes.
-    if current.count() as u64 != tokens_now || text.chars().count() as u64 != chars_now {
-        return Err(Unreconciled);
+    if let Some(edited) = edited.as_deref() {
+        let full = retokenized
+            .as_ref()
+            .map_or_else(|| tokenizer::count(edited), Tokenized::count);
+        if full as u64 != tokens_now || edited.chars().count() as u64 != chars_now {
+            return Err(Unreconciled);
+        }
     }
     let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
         (text.to_owned(), tokens_now, chars_now)
@@ -885,7 +1040,7 @@ pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse, stringify};
+    use super::super::json::{parse, stringify, write_string, JsValue};
     use super::*;
 
     fn run(payload: &str, budget: u64, keep: &[&str]) -> Shaping {
@@ -893,9 +1048,29 @@ mod tests {
         match parse(payload) {
             Ok(value) => {
                 let canonical = stringify(&value);
-                shape(&Tokenized::new(&canonical), Some(value), &keep, budget).unwrap()
+                let text = Tokenized::new(&canonical);
+                let chars = canonical.chars().count() as u64;
+                shape(
+                    &Submission {
+                        text: &text,
+                        chars,
+                        json: true,
+                    },
+                    &keep,
+                    budget,
+                )
+                .unwrap()
             }
-            Err(_) => shape(&Tokenized::new(payload), None, &keep, budget).unwrap(),
+            Err(_) => {
+                let text = Tokenized::new(payload);
+                let chars = payload.chars().count() as u64;
+                let submission = Submission {
+                    text: &text,
+                    chars,
+                    json: false,
+                };
+                shape(&submission, &keep, budget).unwrap()
+            }
         }
     }
 
@@ -981,6 +1156,54 @@ mod tests {
         let s = run(&payload, 1, &["a"]);
         assert!(s.receipt.is_empty());
         assert_eq!(s.exhaustion.unwrap().protected_chars, 2001 + 6);
+    }
+
+    #[test]
+    fn escaped_keys_and_strings_read_from_the_canonical_text() {
+        // Escapes straddle the S-3 cut; a lone surrogate is one character; keys are unescaped in
+        // paths except lone surrogates, which keep their escape.
+        let value = format!("{}\\n\\ud800\\\"{}", "a".repeat(1998), "b ".repeat(400));
+        let payload = format!(r#"{{"k\"\ud83d\t":["{value}"],"\udc00":[[],[]],"z":null}}"#);
+        let s = run(&payload, 100, &[]);
+        let got = ops(&s);
+        assert_eq!(
+            &got[..3],
+            &[
+                ("S-1", "\\udc00".to_owned(), Some(1)),
+                ("S-2", "z".to_owned(), None),
+                ("S-3", "k\"\\ud83d\t[0]".to_owned(), None),
+            ]
+        );
+        // Oracle: the tree path truncates the UTF-16 value by code points.
+        let units: Vec<u16> = match parse(&payload).unwrap() {
+            JsValue::Object(members) => match &members[0].1 {
+                JsValue::Array(items) => match &items[0] {
+                    JsValue::String(units) => units.clone(),
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        let chars = char::decode_utf16(units.iter().copied()).count();
+        assert_eq!(chars, 2801);
+        let mut truncated: Vec<u16> = Vec::new();
+        for r in char::decode_utf16(units.iter().copied()).take(S3_CAP_CHARS) {
+            match r {
+                Ok(c) => truncated.extend(c.encode_utf16(&mut [0; 2]).iter()),
+                Err(e) => truncated.push(e.unpaired_surrogate()),
+            }
+        }
+        truncated.extend(marker(chars - S3_CAP_CHARS, "S-3").encode_utf16());
+        let mut literal = String::new();
+        write_string(&mut literal, &truncated);
+        let submitted = tokenizer::count(&stringify(&parse(&payload).unwrap())) as u64;
+        let s = run(&payload, submitted - 10, &[]);
+        assert_eq!(s.receipt.last().unwrap().op, Op::S3);
+        assert!(s.shaped_text.contains(&literal), "{}", s.shaped_text);
+        let marker_chars = marker(801, "S-3").chars().count() as i64;
+        // 801 value characters go, 802 of the canonical text (the removed `"` is written `\"`).
+        assert_eq!(s.receipt.last().unwrap().delta_chars(), 802 - marker_chars);
     }
 
     #[test]
