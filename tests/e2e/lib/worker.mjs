@@ -60,6 +60,10 @@ export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${out}`);
     try {
       const r = await fetch(url + '/');
+      // Read the body: an unread body leaves undici's socket paused, so it never sees the server
+      // close the idle connection (after 5 s) and reuses it for the next request, which then fails
+      // with "other side closed" (seen as a flaky first request after a quiet `before`).
+      await r.arrayBuffer();
       if (r.ok) break;
     } catch {}
     if (Date.now() > deadline) {
