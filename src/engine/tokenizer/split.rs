@@ -35,6 +35,17 @@ fn decode(bytes: &[u8], at: usize) -> (u32, usize) {
     }
 }
 
+/// Byte length of the UTF-8 sequence whose lead byte is `lead`.
+#[inline(always)]
+fn char_len(lead: u8) -> usize {
+    match lead {
+        0..0xC0 => 1,
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    }
+}
+
 /// Class and byte length of the code point at `at`.
 #[inline(always)]
 fn class_at(bytes: &[u8], at: usize) -> (u8, usize) {
@@ -161,17 +172,21 @@ pub fn piece_end(bytes: &[u8], start: usize) -> usize {
 /// Exclusive end of the bytes the matcher examined to decide the piece `start..end`, or
 /// `bytes.len() + 1` when it looked at the end of the text. If another text agrees with this one
 /// on `..lookahead`, the matcher yields the same piece there (the regex has no lookbehind).
+#[inline]
 pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
     let len = bytes.len();
     let after = |at: usize| {
         if at >= len {
             len + 1
         } else {
-            at + class_at(bytes, at).1
+            at + char_len(bytes[at])
         }
     };
     let mut lookahead = after(end);
-    if is_whitespace(class_at(bytes, start).0) {
+    // Only a piece that starts with whitespace can have looked past the code point after it.
+    let first = bytes[start];
+    let may_be_space = first >= 0x80 || first == b' ' || (b'\t'..=b'\r').contains(&first);
+    if may_be_space && is_whitespace(class_at(bytes, start).0) {
         let mut run = start;
         while run < len {
             let (c, w) = class_at(bytes, run);
@@ -285,6 +300,18 @@ mod tests {
 
     fn split(text: &str) -> Vec<&str> {
         pieces(text).map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn the_lookahead_fast_path_skips_only_ascii_that_is_not_whitespace() {
+        for b in 0u8..0x80 {
+            let may_be_space = b == b' ' || (b'\t'..=b'\r').contains(&b);
+            assert_eq!(
+                may_be_space,
+                is_whitespace(class_of(u32::from(b))),
+                "byte {b:#x}"
+            );
+        }
     }
 
     #[test]
