@@ -490,7 +490,11 @@ impl<'t> Document<'t> {
     }
 
     fn atom_text(&self, atom: usize) -> &str {
-        match self.replaced.get(&atom) {
+        // Most runs replace nothing (only S-3 does): skip hashing the index then.
+        let replaced = (!self.replaced.is_empty())
+            .then(|| self.replaced.get(&atom))
+            .flatten();
+        match replaced {
             Some(text) => text,
             None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
         }

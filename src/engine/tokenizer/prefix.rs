@@ -305,6 +305,15 @@ pub struct Fit {
 pub struct Tokenized<'t> {
     text: &'t str,
     analysis: Analysis,
+    rest: RefCell<TailRest>,
+}
+
+/// The previous probe's suffix, and the last suffix rest counted (see [`Tokenized::tail_rest`]).
+#[derive(Default)]
+struct TailRest {
+    previous_tail: String,
+    rest: String,
+    rest_tokens: usize,
 }
 
 impl<'t> Tokenized<'t> {
@@ -312,7 +321,38 @@ impl<'t> Tokenized<'t> {
         Tokenized {
             text,
             analysis: Analysis::new(text),
+            rest: RefCell::default(),
         }
+    }
+
+    /// Splits a probe's suffix at a piece start no head can move ([`split::is_sync_point`]), so
+    /// `count(head + tail) = count(head + tail[..q]) + count(tail[q..])` for every head: returns
+    /// `q` and `count(tail[q..])` (`(tail.len(), 0)` when there is none). `q` is the first such
+    /// point inside the end `tail` shares with the previous probe's suffix, so consecutive probes
+    /// (whose suffixes differ only in a figure) usually find `tail[q..]` already counted.
+    fn tail_rest(&self, tail: &str) -> (usize, usize) {
+        let mut memo = self.rest.borrow_mut();
+        let t = tail.as_bytes();
+        let shared = memo
+            .previous_tail
+            .bytes()
+            .rev()
+            .zip(t.iter().rev())
+            .take_while(|(a, b)| a == *b)
+            .count();
+        let from = (t.len() - shared).max(1);
+        let sync = (from..t.len()).find(|&q| split::is_sync_point(t, q));
+        memo.previous_tail.clear();
+        memo.previous_tail.push_str(tail);
+        let Some(q) = sync else {
+            return (tail.len(), 0);
+        };
+        if memo.rest != tail[q..] {
+            memo.rest_tokens = count(&tail[q..]);
+            memo.rest.clear();
+            memo.rest.push_str(&tail[q..]);
+        }
+        (q, memo.rest_tokens)
     }
 
     /// The text this was built from.
@@ -393,6 +433,12 @@ impl<'t> Tokenized<'t> {
             return None;
         }
         let tail = &tail();
+        // A lower bound first: the tokens before the safe boundary and those of the suffix's
+        // unmovable rest.
+        let (sync, rest_tokens) = self.tail_rest(tail);
+        if before + rest_tokens > budget {
+            return None;
+        }
         let tokens = match analysis.long_piece(k) {
             // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
             // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
@@ -415,7 +461,7 @@ impl<'t> Tokenized<'t> {
                     .whitespace_tail(text, k, cut, tail)
                     .unwrap_or_else(|| count_tail(&text[start..cut], tail))
             }
-            _ => count_tail(&text[start..cut], tail),
+            _ => count_tail(&text[start..cut], &tail[..sync]) + rest_tokens,
         };
         (before + tokens <= budget).then_some(before + tokens)
     }
@@ -707,6 +753,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn counts_split_at_sync_points_whatever_the_head() {
+        let mut rng = Lcg(23);
+        let mut checked = 0;
+        for _ in 0..400 {
+            let (head_len, tail_len) = (rng.below(12), 1 + rng.below(12));
+            let head = random_text(&mut rng, head_len);
+            let tail = random_text(&mut rng, tail_len);
+            for q in 1..tail.len() {
+                if tail.is_char_boundary(q) && split::is_sync_point(tail.as_bytes(), q) {
+                    assert_eq!(
+                        count(&format!("{head}{tail}")),
+                        count(&format!("{head}{}", &tail[..q])) + count(&tail[q..]),
+                        "{head:?}+{tail:?} at {q}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 200, "sync points exercised: {checked}");
     }
 
     #[test]

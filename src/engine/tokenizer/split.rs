@@ -245,6 +245,24 @@ pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
     at
 }
 
+/// Whether a piece starts at byte `q` (0 < q < len) of every text that holds `bytes` there,
+/// whatever precedes them: the code point before `q` is a letter and the byte at `q` an ASCII
+/// non-letter (`\p{L}+` and the contractions end there, no other alternative holds a letter), or
+/// it is a number and the byte at `q` an ASCII non-digit (`\p{N}{1,3}` ends there). The pieces
+/// from `q` on are then those of `bytes[q..]` alone.
+pub fn is_sync_point(bytes: &[u8], q: usize) -> bool {
+    let after = bytes[q];
+    if q == 0 || !after.is_ascii() {
+        return false;
+    }
+    let before = q - last_char_len(&bytes[..q]);
+    match class_at(bytes, before).0 {
+        CLASS_LETTER => !after.is_ascii_alphabetic(),
+        CLASS_NUMBER => !after.is_ascii_digit(),
+        _ => false,
+    }
+}
+
 /// Bytes of the leading whitespace code points of `bytes`.
 pub fn whitespace_prefix(bytes: &[u8]) -> usize {
     let mut at = 0;
