@@ -109,7 +109,7 @@ struct Boundary {
 }
 
 struct Analysis {
-    /// Every piece start, then `text.len()` (one entry per boundary, pushed once per piece).
+    /// Every piece start, then `text.len()` (one entry per boundary, one push per piece).
     boundaries: Vec<Boundary>,
     /// Byte offsets of every CR and LF in the text, ascending (found on first use).
     newlines: OnceCell<Vec<usize>>,
@@ -120,8 +120,8 @@ struct Analysis {
 impl Analysis {
     fn new(text: &str) -> Analysis {
         let bytes = text.as_bytes();
-        // Ordinary text has well under one piece per two bytes: one allocation, never regrown
-        // (the pages past the last piece are never touched).
+        // Ordinary text and compact JSON have at most about one piece per two bytes: one
+        // allocation, regrown only for denser text (pages past the last piece stay untouched).
         let mut boundaries = Vec::with_capacity(text.len() / 2 + 2);
         let (mut tokens, mut lookahead) = (0, 0);
         let mut scratch = Vec::new();
