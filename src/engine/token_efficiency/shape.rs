@@ -460,15 +460,17 @@ impl Builder<'_, '_> {
 impl<'t> Document<'t> {
     /// The tree over `canonical`, or `None` if it is not compact canonical JSON.
     fn build(canonical: &'t str, keep: &HashSet<String>) -> Option<Document<'t>> {
+        // Reserved once for ordinary JSON (an atom every few bytes, a node every few atoms) so the
+        // arena is not copied while it grows; denser text still grows as usual.
         let doc = Document {
             text: canonical,
-            atom_start: Vec::new(),
-            atom_end: Vec::new(),
+            atom_start: Vec::with_capacity(canonical.len() / 4 + 8),
+            atom_end: Vec::with_capacity(canonical.len() / 4 + 8),
             replaced: HashMap::new(),
             live: Vec::new(),
             left: Vec::new(),
             right: Vec::new(),
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(canonical.len() / 16 + 8),
             any_protected: false,
             tokens: 0,
             chars: 0,
@@ -488,7 +490,11 @@ impl<'t> Document<'t> {
     }
 
     fn atom_text(&self, atom: usize) -> &str {
-        match self.replaced.get(&atom) {
+        // Most runs replace nothing (only S-3 does): skip hashing the index then.
+        let replaced = (!self.replaced.is_empty())
+            .then(|| self.replaced.get(&atom))
+            .flatten();
+        match replaced {
             Some(text) => text,
             None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
         }
@@ -733,22 +739,29 @@ impl<'t> Document<'t> {
         }
     }
 
-    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length, index)
-    /// first — integers only — and only runs of equal length are compared byte by byte, sorted by
-    /// (text, index): each run of equal texts keeps its first entry.
+    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length,
+    /// fingerprint, index) first — integers only — and only runs with equal length and fingerprint
+    /// are compared byte by byte, sorted by (text, index): each run of equal texts keeps its first
+    /// entry. (Equal texts have equal keys, so a fingerprint collision costs time, never exactness.)
     fn duplicates(&self, children: &[usize]) -> Vec<bool> {
         let text_of = |i: usize| self.original_value_text(children[i]);
-        let mut order: Vec<(usize, usize)> =
-            (0..children.len()).map(|i| (text_of(i).len(), i)).collect();
+        let mut order: Vec<(usize, u64, usize)> = (0..children.len())
+            .map(|i| {
+                let text = text_of(i);
+                (text.len(), fingerprint(text), i)
+            })
+            .collect();
         order.sort_unstable();
         let mut duplicate = vec![false; children.len()];
-        for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
+        for run in order.chunk_by_mut(|a, b| a.0 == b.0 && a.1 == b.1) {
             if run.len() < 2 {
                 continue;
             }
-            run.sort_unstable_by(|&(_, a), &(_, b)| text_of(a).cmp(text_of(b)).then(a.cmp(&b)));
+            run.sort_unstable_by(|&(_, _, a), &(_, _, b)| {
+                text_of(a).cmp(text_of(b)).then(a.cmp(&b))
+            });
             for pair in run.windows(2) {
-                duplicate[pair[1].1] = text_of(pair[0].1) == text_of(pair[1].1);
+                duplicate[pair[1].2] = text_of(pair[0].2) == text_of(pair[1].2);
             }
         }
         duplicate
@@ -864,6 +877,22 @@ impl<'t> Document<'t> {
         }
         (floor, spans)
     }
+}
+
+/// A 64-bit fingerprint of `bytes` (multiplicative mixing of 8-byte words): equal bytes give equal
+/// fingerprints; different bytes almost always differ.
+fn fingerprint(bytes: &[u8]) -> u64 {
+    const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut words = bytes.chunks_exact(8);
+    let mut hash = bytes.len() as u64;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        hash = (hash.rotate_left(23) ^ word).wrapping_mul(MIX);
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    hash = (hash.rotate_left(23) ^ u64::from_le_bytes(last)).wrapping_mul(MIX);
+    hash ^ (hash >> 29)
 }
 
 fn slice_chars(text: &str, start: usize, end: usize) -> &str {
@@ -1109,6 +1138,43 @@ mod tests {
         let s = run(r#"{"a":[1,1],"b":null}"#, 1000, &[]);
         assert!(s.receipt.is_empty());
         assert_eq!(s.shaped_text, r#"{"a":[1,1],"b":null}"#);
+    }
+
+    #[test]
+    fn duplicates_equal_a_pairwise_scan() {
+        let atoms = [
+            "1",
+            "12",
+            "\"a\"",
+            "\"ab\"",
+            "null",
+            "[1]",
+            "{\"k\":1}",
+            "[]",
+            "21",
+        ];
+        let mut state = 17u64;
+        for _ in 0..200 {
+            let mut entries = Vec::new();
+            for _ in 0..1 + (state % 40) as usize {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = |shift: u32| atoms[((state >> shift) % atoms.len() as u64) as usize];
+                entries.push(match (state >> 60) % 3 {
+                    0 => pick(33).to_owned(),
+                    1 => format!("[{},{}]", pick(33), pick(41)),
+                    _ => format!("{{\"a\":{},\"b\":{}}}", pick(33), pick(47)),
+                });
+            }
+            let text = format!("[{}]", entries.join(","));
+            let doc = Document::build(&text, &HashSet::new()).expect("canonical");
+            let children = doc.children(0);
+            let expected: Vec<bool> = (0..entries.len())
+                .map(|i| entries[..i].contains(&entries[i]))
+                .collect();
+            assert_eq!(doc.duplicates(&children), expected, "{text}");
+        }
     }
 
     #[test]

@@ -99,13 +99,18 @@ impl LongPiece {
     }
 }
 
+/// One piece boundary: where the piece starts, the tokens of the pieces before it, and the
+/// furthest lookahead of the pieces before it (0 for the first).
+#[derive(Clone, Copy)]
+struct Boundary {
+    start: usize,
+    tokens_before: usize,
+    lookahead_before: usize,
+}
+
 struct Analysis {
-    /// Piece start offsets, then `text.len()`.
-    starts: Vec<usize>,
-    /// `tokens_before[k]`: tokens of the pieces before boundary `k`.
-    tokens_before: Vec<usize>,
-    /// `lookahead_before[k]`: furthest lookahead of the pieces before boundary `k` (0 for k = 0).
-    lookahead_before: Vec<usize>,
+    /// Every piece start, then `text.len()` (one entry per boundary, one push per piece).
+    boundaries: Vec<Boundary>,
     /// Byte offsets of every CR and LF in the text, ascending (found on first use).
     newlines: OnceCell<Vec<usize>>,
     /// Merge results of the long pieces, by ascending piece index.
@@ -115,14 +120,18 @@ struct Analysis {
 impl Analysis {
     fn new(text: &str) -> Analysis {
         let bytes = text.as_bytes();
-        let (mut starts, mut tokens_before, mut lookahead_before) = (vec![], vec![], vec![]);
+        // Ordinary text and compact JSON have at most about one piece per two bytes: one
+        // allocation, regrown only for denser text (pages past the last piece stay untouched).
+        let mut boundaries = Vec::with_capacity(text.len() / 2 + 2);
         let (mut tokens, mut lookahead) = (0, 0);
         let mut scratch = Vec::new();
         let mut long_pieces = Vec::new();
         for piece in split::pieces(text) {
-            starts.push(piece.start);
-            tokens_before.push(tokens);
-            lookahead_before.push(lookahead);
+            boundaries.push(Boundary {
+                start: piece.start,
+                tokens_before: tokens,
+                lookahead_before: lookahead,
+            });
             lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
             let piece = &bytes[piece];
             let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
@@ -131,27 +140,44 @@ impl Analysis {
             if let Some(run) = run {
                 let long = LongPiece::new(piece, run);
                 tokens += long.ids.len();
-                long_pieces.push((starts.len() - 1, long));
+                long_pieces.push((boundaries.len() - 1, long));
             } else {
                 tokens += bpe::count_piece(piece, &mut scratch);
             }
         }
-        starts.push(text.len());
-        tokens_before.push(tokens);
-        lookahead_before.push(lookahead);
+        boundaries.push(Boundary {
+            start: text.len(),
+            tokens_before: tokens,
+            lookahead_before: lookahead,
+        });
         Analysis {
-            starts,
+            boundaries,
             newlines: OnceCell::new(),
-            tokens_before,
-            lookahead_before,
             long_pieces,
         }
     }
 
-    /// Tokens of `text[starts[k]..cut] + extra` taken as ONE piece (`cut` may pass piece k's end:
+    /// Byte offset of boundary `k`.
+    #[inline]
+    fn start(&self, k: usize) -> usize {
+        self.boundaries[k].start
+    }
+
+    /// Tokens of the pieces before boundary `k`.
+    #[inline]
+    fn tokens_before(&self, k: usize) -> usize {
+        self.boundaries[k].tokens_before
+    }
+
+    /// Tokens of the whole text.
+    fn total(&self) -> usize {
+        self.tokens_before(self.boundaries.len() - 1)
+    }
+
+    /// Tokens of `text[start(k)..cut] + extra` taken as ONE piece (`cut` may pass piece k's end:
     /// the excess joins `extra`), healed from piece k's merge result when it kept one.
     fn piece_count(&self, text: &[u8], k: usize, cut: usize, extra: &[u8]) -> usize {
-        let (start, end) = (self.starts[k], self.starts[k + 1]);
+        let (start, end) = (self.start(k), self.start(k + 1));
         match self.long_piece(k) {
             Some(long) if cut - start + extra.len() > MAX_TOKEN_BYTES => {
                 if cut <= end {
@@ -165,7 +191,7 @@ impl Analysis {
         }
     }
 
-    /// Tokens of `text[starts[k]..cut] + tail` when piece k is whitespace and `text[starts[k]..cut]`
+    /// Tokens of `text[start(k)..cut] + tail` when piece k is whitespace and `text[start(k)..cut]`
     /// is all whitespace: the whitespace alternatives split the joined run by its last newline and
     /// its last code point, and each long part is a prefix of piece k or of piece k + 1 (healed).
     /// `None` when the parts do not line up with the text's pieces.
@@ -182,7 +208,7 @@ impl Analysis {
             return Some(self.piece_count(bytes, k, cut, &t[..=j]) + count(&tail[j + 1..]));
         }
         // \s*[\r\n] with the last newline in the text: that piece, then a newline-free run.
-        let start = self.starts[k];
+        let start = self.start(k);
         let newlines = self.newlines.get_or_init(|| {
             (0..bytes.len())
                 .filter(|&i| bytes[i] == b'\r' || bytes[i] == b'\n')
@@ -191,14 +217,14 @@ impl Analysis {
         let last_newline = newlines.partition_point(|&at| at < cut);
         let (first, k2) = match last_newline.checked_sub(1).map(|i| newlines[i]) {
             Some(q) if q >= start => {
-                if self.starts[k + 1] != q + 1 {
+                if self.start(k + 1) != q + 1 {
                     return None;
                 }
                 (self.piece_count(bytes, k, q + 1, &[]), k + 1)
             }
             _ => (0, k),
         };
-        let s2 = self.starts[k2];
+        let s2 = self.start(k2);
         if cut == s2 {
             return Some(first + count(tail));
         }
@@ -231,9 +257,12 @@ impl Analysis {
     /// The last boundary that is safe for a probe cut at byte `cut`: its start is at or before
     /// `cut` and no earlier piece looked at or past `cut`. Boundary 0 is always safe.
     fn safe_boundary(&self, cut: usize) -> usize {
-        let safe = |k: usize| self.starts[k] <= cut && self.lookahead_before[k] <= cut;
-        // `safe` holds for a prefix of boundaries (both arrays are nondecreasing).
-        let (mut lo, mut hi) = (0, self.starts.len()); // safe(lo), !safe(hi) or hi = len
+        let safe = |k: usize| {
+            let b = &self.boundaries[k];
+            b.start <= cut && b.lookahead_before <= cut
+        };
+        // `safe` holds for a prefix of boundaries (both fields are nondecreasing).
+        let (mut lo, mut hi) = (0, self.boundaries.len()); // safe(lo), !safe(hi) or hi = len
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
             if safe(mid) {
@@ -260,7 +289,7 @@ pub fn count_joined(head: &str, tail: &str) -> usize {
     }
     let analysis = Analysis::new(head);
     let k = analysis.safe_boundary(head.len());
-    analysis.tokens_before[k] + count_tail(&head[analysis.starts[k]..], tail)
+    analysis.tokens_before(k) + count_tail(&head[analysis.start(k)..], tail)
 }
 
 /// Where a prefix search landed: the prefix length in code points and in bytes (`text[..bytes]`
@@ -276,6 +305,15 @@ pub struct Fit {
 pub struct Tokenized<'t> {
     text: &'t str,
     analysis: Analysis,
+    rest: RefCell<TailRest>,
+}
+
+/// The previous probe's suffix, and the last suffix rest counted (see [`Tokenized::tail_rest`]).
+#[derive(Default)]
+struct TailRest {
+    previous_tail: String,
+    rest: String,
+    rest_tokens: usize,
 }
 
 impl<'t> Tokenized<'t> {
@@ -283,7 +321,38 @@ impl<'t> Tokenized<'t> {
         Tokenized {
             text,
             analysis: Analysis::new(text),
+            rest: RefCell::default(),
         }
+    }
+
+    /// Splits a probe's suffix at a piece start no head can move ([`split::is_sync_point`]), so
+    /// `count(head + tail) = count(head + tail[..q]) + count(tail[q..])` for every head: returns
+    /// `q` and `count(tail[q..])` (`(tail.len(), 0)` when there is none). `q` is the first such
+    /// point inside the end `tail` shares with the previous probe's suffix, so consecutive probes
+    /// (whose suffixes differ only in a figure) usually find `tail[q..]` already counted.
+    fn tail_rest(&self, tail: &str) -> (usize, usize) {
+        let mut memo = self.rest.borrow_mut();
+        let t = tail.as_bytes();
+        let shared = memo
+            .previous_tail
+            .bytes()
+            .rev()
+            .zip(t.iter().rev())
+            .take_while(|(a, b)| a == *b)
+            .count();
+        let from = (t.len() - shared).max(1);
+        let sync = (from..t.len()).find(|&q| split::is_sync_point(t, q));
+        memo.previous_tail.clear();
+        memo.previous_tail.push_str(tail);
+        let Some(q) = sync else {
+            return (tail.len(), 0);
+        };
+        if memo.rest != tail[q..] {
+            memo.rest_tokens = count(&tail[q..]);
+            memo.rest.clear();
+            memo.rest.push_str(&tail[q..]);
+        }
+        (q, memo.rest_tokens)
     }
 
     /// The text this was built from.
@@ -293,7 +362,7 @@ impl<'t> Tokenized<'t> {
 
     /// Tokens of the whole text.
     pub fn count(&self) -> usize {
-        self.analysis.tokens_before[self.analysis.tokens_before.len() - 1]
+        self.analysis.total()
     }
 
     /// See [`super::largest_fitting_prefix`]; also returns the winner's joined count.
@@ -308,12 +377,12 @@ impl<'t> Tokenized<'t> {
         F: FnMut(usize) -> String,
     {
         let (text, analysis) = (self.text, &self.analysis);
-        let (max_byte, max) = char_boundary(text, max);
+        let (max_byte, max) = char_boundary_near_end(text, max);
         if floor > max {
             return None;
         }
         let (floor_byte, _) = char_boundary(text, floor);
-        let lower_bound = |cut: usize| analysis.tokens_before[analysis.safe_boundary(cut)];
+        let lower_bound = |cut: usize| analysis.tokens_before(analysis.safe_boundary(cut));
         if lower_bound(floor_byte) > budget {
             return None;
         }
@@ -331,10 +400,11 @@ impl<'t> Tokenized<'t> {
         while !text.is_char_boundary(lo) {
             lo -= 1;
         }
-        let mut chars = if lo == max_byte {
-            max
-        } else {
+        // Counted from whichever known boundary is nearer.
+        let mut chars = if lo - floor_byte <= max_byte - lo {
             floor + text[floor_byte..lo].chars().count()
+        } else {
+            max - text[lo..max_byte].chars().count()
         };
         let mut cut = lo;
         loop {
@@ -358,37 +428,61 @@ impl<'t> Tokenized<'t> {
     fn probe(&self, cut: usize, budget: usize, tail: impl FnOnce() -> String) -> Option<usize> {
         let (text, analysis) = (self.text, &self.analysis);
         let k = analysis.safe_boundary(cut);
-        let (start, before) = (analysis.starts[k], analysis.tokens_before[k]);
+        let (start, before) = (analysis.start(k), analysis.tokens_before(k));
         if before > budget {
             return None;
         }
         let tail = &tail();
+        // A lower bound first: the tokens before the safe boundary and those of the suffix's
+        // unmovable rest.
+        let (sync, rest_tokens) = self.tail_rest(tail);
+        if before + rest_tokens > budget {
+            return None;
+        }
         let tokens = match analysis.long_piece(k) {
             // The cut is inside long piece k: the probe's piece at `start` is text[start..cut]
             // plus what it absorbs of the suffix; the rest of the suffix is tokenized afresh.
             Some(long)
                 if long.run != split::Run::Spaces
                     && cut - start > LONG_PIECE
-                    && cut <= analysis.starts[k + 1] =>
+                    && cut <= analysis.start(k + 1) =>
             {
-                let piece = &text.as_bytes()[start..analysis.starts[k + 1]];
+                let piece = &text.as_bytes()[start..analysis.start(k + 1)];
                 let head = cut - start;
                 let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
                 long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
                     + count(&tail[absorbed..])
             }
             _ if cut - start > LONG_PIECE
-                && split::run_kind(&text.as_bytes()[start..analysis.starts[k + 1]])
+                && split::run_kind(&text.as_bytes()[start..analysis.start(k + 1)])
                     == Some(split::Run::Spaces) =>
             {
                 analysis
                     .whitespace_tail(text, k, cut, tail)
                     .unwrap_or_else(|| count_tail(&text[start..cut], tail))
             }
-            _ => count_tail(&text[start..cut], tail),
+            _ => count_tail(&text[start..cut], &tail[..sync]) + rest_tokens,
         };
         (before + tokens <= budget).then_some(before + tokens)
     }
+}
+
+/// [`char_boundary`] for an `n` that is usually at or near the text's end (S-4's `max` is the
+/// text's length minus one): counts all code points at once, then steps back from the end.
+fn char_boundary_near_end(text: &str, n: usize) -> (usize, usize) {
+    const STEPS: usize = 64;
+    let total = text.chars().count();
+    if n >= total {
+        return (text.len(), total);
+    }
+    if total - n > STEPS {
+        return char_boundary(text, n);
+    }
+    let mut at = text.len();
+    for _ in n..total {
+        at -= split::last_char_len(&text.as_bytes()[..at]);
+    }
+    (at, n)
 }
 
 /// Byte offset of code-point boundary `n` of `text` and `n`, or `(text.len(), total)` when the
@@ -657,6 +751,44 @@ mod tests {
                         "run {i} shape {j} tail {tail:?} budget {budget}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn counts_split_at_sync_points_whatever_the_head() {
+        let mut rng = Lcg(23);
+        let mut checked = 0;
+        for _ in 0..400 {
+            let (head_len, tail_len) = (rng.below(12), 1 + rng.below(12));
+            let head = random_text(&mut rng, head_len);
+            let tail = random_text(&mut rng, tail_len);
+            for q in 1..tail.len() {
+                if tail.is_char_boundary(q) && split::is_sync_point(tail.as_bytes(), q) {
+                    assert_eq!(
+                        count(&format!("{head}{tail}")),
+                        count(&format!("{head}{}", &tail[..q])) + count(&tail[q..]),
+                        "{head:?}+{tail:?} at {q}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 200, "sync points exercised: {checked}");
+    }
+
+    #[test]
+    fn boundaries_near_the_end_equal_boundaries_from_the_start() {
+        let mut rng = Lcg(3);
+        for len in [0, 1, 5, 70, 300] {
+            let text = random_text(&mut rng, len);
+            let total = text.chars().count();
+            for n in (0..total + 3).rev().take(140) {
+                assert_eq!(
+                    char_boundary_near_end(&text, n),
+                    char_boundary(&text, n),
+                    "{text:?} n {n}"
+                );
             }
         }
     }

@@ -35,6 +35,17 @@ fn decode(bytes: &[u8], at: usize) -> (u32, usize) {
     }
 }
 
+/// Byte length of the UTF-8 sequence whose lead byte is `lead`.
+#[inline(always)]
+fn char_len(lead: u8) -> usize {
+    match lead {
+        0..0xC0 => 1,
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    }
+}
+
 /// Class and byte length of the code point at `at`.
 #[inline(always)]
 fn class_at(bytes: &[u8], at: usize) -> (u8, usize) {
@@ -161,17 +172,21 @@ pub fn piece_end(bytes: &[u8], start: usize) -> usize {
 /// Exclusive end of the bytes the matcher examined to decide the piece `start..end`, or
 /// `bytes.len() + 1` when it looked at the end of the text. If another text agrees with this one
 /// on `..lookahead`, the matcher yields the same piece there (the regex has no lookbehind).
+#[inline]
 pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
     let len = bytes.len();
     let after = |at: usize| {
         if at >= len {
             len + 1
         } else {
-            at + class_at(bytes, at).1
+            at + char_len(bytes[at])
         }
     };
     let mut lookahead = after(end);
-    if is_whitespace(class_at(bytes, start).0) {
+    // Only a piece that starts with whitespace can have looked past the code point after it.
+    let first = bytes[start];
+    let may_be_space = first >= 0x80 || first == b' ' || (b'\t'..=b'\r').contains(&first);
+    if may_be_space && is_whitespace(class_at(bytes, start).0) {
         let mut run = start;
         while run < len {
             let (c, w) = class_at(bytes, run);
@@ -230,6 +245,24 @@ pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
     at
 }
 
+/// Whether a piece starts at byte `q` (0 < q < len) of every text that holds `bytes` there,
+/// whatever precedes them: the code point before `q` is a letter and the byte at `q` an ASCII
+/// non-letter (`\p{L}+` and the contractions end there, no other alternative holds a letter), or
+/// it is a number and the byte at `q` an ASCII non-digit (`\p{N}{1,3}` ends there). The pieces
+/// from `q` on are then those of `bytes[q..]` alone.
+pub fn is_sync_point(bytes: &[u8], q: usize) -> bool {
+    let after = bytes[q];
+    if q == 0 || !after.is_ascii() {
+        return false;
+    }
+    let before = q - last_char_len(&bytes[..q]);
+    match class_at(bytes, before).0 {
+        CLASS_LETTER => !after.is_ascii_alphabetic(),
+        CLASS_NUMBER => !after.is_ascii_digit(),
+        _ => false,
+    }
+}
+
 /// Bytes of the leading whitespace code points of `bytes`.
 pub fn whitespace_prefix(bytes: &[u8]) -> usize {
     let mut at = 0;
@@ -285,6 +318,18 @@ mod tests {
 
     fn split(text: &str) -> Vec<&str> {
         pieces(text).map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn the_lookahead_fast_path_skips_only_ascii_that_is_not_whitespace() {
+        for b in 0u8..0x80 {
+            let may_be_space = b == b' ' || (b'\t'..=b'\r').contains(&b);
+            assert_eq!(
+                may_be_space,
+                is_whitespace(class_of(u32::from(b))),
+                "byte {b:#x}"
+            );
+        }
     }
 
     #[test]
