@@ -13,8 +13,8 @@
 //! ledger or the preflight's figures; same body → same bytes.
 
 use super::{
-    assert_closed_refusal, bytes_of, delivered_deterministically, mode_and_rest,
-    parsed_or_closed_refusal, Cursor, CANARY, NOW_MS,
+    assert_closed_refusal, bytes_of, delivered_deterministically, parsed_or_closed_refusal,
+    raw_or_built_body, Cursor, CANARY, NOW_MS,
 };
 use context_meter::engine::budget_pack::{self as bp, report::compact_json};
 use serde_json::{json, Map, Value};
@@ -26,13 +26,7 @@ const PIECES: [&str; 12] = [
 ];
 
 pub fn check(data: &[u8]) {
-    let (mode, rest) = mode_and_rest(data);
-    let body = if mode & 1 == 0 {
-        rest.to_vec()
-    } else {
-        built_body(rest)
-    };
-    check_body(&body);
+    check_body(&raw_or_built_body(data, |rest, _| built_body(rest)));
 }
 
 fn built_body(rest: &[u8]) -> Vec<u8> {

@@ -158,6 +158,18 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The request body a fuzz input stands for: with an even mode byte, the rest of the input as the raw
+/// body; with an odd one, the body `built` makes around the rest (given the mode, for targets that
+/// read more choices from it).
+pub fn raw_or_built_body(data: &[u8], built: impl FnOnce(&[u8], u8) -> Vec<u8>) -> Vec<u8> {
+    let (mode, rest) = mode_and_rest(data);
+    if mode & 1 == 0 {
+        rest.to_vec()
+    } else {
+        built(rest, mode)
+    }
+}
+
 /// The input split into a mode byte and the rest (an empty input is mode 0 with no bytes).
 pub fn mode_and_rest(data: &[u8]) -> (u8, &[u8]) {
     match data.split_first() {

@@ -13,7 +13,9 @@
 //! same bytes.
 
 use super::receipt_replay::{replay, Replay};
-use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
+use super::{
+    delivered_deterministically, parsed_or_closed_refusal, raw_or_built_body, Cursor, NOW_MS,
+};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::{tokenizer, ClosedError};
 use serde_json::{json, Map, Value};
@@ -35,13 +37,7 @@ const CALLER: &str = "11111111111111111111111111111111";
 const REPLAY_WORK: u64 = 1_000_000;
 
 pub fn check(data: &[u8]) {
-    let (mode, rest) = mode_and_rest(data);
-    let body = if mode & 1 == 0 {
-        rest.to_vec()
-    } else {
-        built_body(rest)
-    };
-    check_body(&body);
+    check_body(&raw_or_built_body(data, |rest, _| built_body(rest)));
 }
 
 fn built_body(rest: &[u8]) -> Vec<u8> {

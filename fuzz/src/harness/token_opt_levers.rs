@@ -13,7 +13,9 @@
 //! with their submitted values; truncation never exceeds its hard cap and leaves a fitting turn
 //! alone; the ledger carries nothing of the body; same body → same bytes.
 
-use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
+use super::{
+    delivered_deterministically, parsed_or_closed_refusal, raw_or_built_body, Cursor, NOW_MS,
+};
 use context_meter::engine::token_opt::{self as to, json_js::js_length};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -111,13 +113,7 @@ fn built_body(rest: &[u8], mode: u8) -> Vec<u8> {
 }
 
 pub fn check(data: &[u8]) {
-    let (mode, rest) = mode_and_rest(data);
-    let body = if mode & 1 == 0 {
-        rest.to_vec()
-    } else {
-        built_body(rest, mode)
-    };
-    check_body(&body);
+    check_body(&raw_or_built_body(data, built_body));
 }
 
 fn int(v: &Value) -> i64 {

@@ -10,31 +10,31 @@
 //! text re-parses to itself; the TOON text has LF lines, no trailing spaces, no trailing newline and
 //! indentation in whole levels; same body → same bytes.
 
-use super::{delivered_deterministically, mode_and_rest, parsed_or_closed_refusal, Cursor, NOW_MS};
+use super::{
+    delivered_deterministically, parsed_or_closed_refusal, raw_or_built_body, Cursor, NOW_MS,
+};
 use context_meter::engine::canonical::to_js_compact;
 use context_meter::engine::token_opt::{self as to, json_js, toon};
 use context_meter::engine::tokenizer;
 use serde_json::{json, Value};
 
 pub fn check(data: &[u8]) {
-    let (mode, rest) = mode_and_rest(data);
-    let body = if mode & 1 == 0 {
-        rest.to_vec()
-    } else {
-        let mut c = Cursor::new(rest);
-        let options = c.byte();
-        let rest = c.rest();
-        let payload = serde_json::from_slice::<Value>(rest)
-            .unwrap_or_else(|_| json!(String::from_utf8_lossy(rest)));
-        let delimiter =
-            [json!(","), json!("\t"), json!("|"), Value::Null][usize::from(options % 4)].clone();
-        let indent = u64::from((options >> 2) % 8) + 1;
-        serde_json::to_vec(
-            &json!({"payload": payload, "delimiter": delimiter, "indent_size": indent}),
-        )
+    check_body(&raw_or_built_body(data, |rest, _| built_body(rest)));
+}
+
+/// A toon body around `rest`: options from its first byte, the payload from the remainder (JSON
+/// when it parses, else the bytes as a string).
+fn built_body(rest: &[u8]) -> Vec<u8> {
+    let mut c = Cursor::new(rest);
+    let options = c.byte();
+    let rest = c.rest();
+    let payload = serde_json::from_slice::<Value>(rest)
+        .unwrap_or_else(|_| json!(String::from_utf8_lossy(rest)));
+    let delimiter =
+        [json!(","), json!("\t"), json!("|"), Value::Null][usize::from(options % 4)].clone();
+    let indent = u64::from((options >> 2) % 8) + 1;
+    serde_json::to_vec(&json!({"payload": payload, "delimiter": delimiter, "indent_size": indent}))
         .expect("a built body serialises")
-    };
-    check_body(&body);
 }
 
 pub fn check_body(body: &[u8]) {
