@@ -7,8 +7,8 @@
 //! Whole-payload counts after every application are exact without re-tokenizing the whole payload:
 //! the published tokenizer splits text into pieces with a regular expression and counts each piece
 //! alone, and a piece never spans a boundary between a letter and a following ASCII non-letter, or
-//! between an ASCII digit and a following ASCII non-digit (such a "safe cut" splits the text into two
-//! halves whose counts add up; see [`is_safe_cut`]). So an application changes the count by
+//! between a number and a following ASCII non-digit (such a "safe cut" splits the text into two
+//! halves whose counts add up; see [`tokenizer::is_piece_start`]). So an application changes the count by
 //! `count(window before) − count(window after)`, where the window reaches from the nearest safe cut
 //! before the edit to the nearest safe cut after it. The chain of counts is checked against full
 //! counts at the end (the reconciliation self-check); any disagreement fails closed.
@@ -126,23 +126,6 @@ impl Shaping {
 /// The reconciliation self-check failed: the engine must not deliver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unreconciled;
-
-/// A cut between `before` and `after` across which no tokenizer piece can reach (see module doc).
-/// Only character classes that are the same in every Unicode version are trusted.
-pub fn is_safe_cut(before: char, after: char) -> bool {
-    (is_stable_letter(before) && after.is_ascii() && !after.is_ascii_alphabetic())
-        || (before.is_ascii_digit() && after.is_ascii() && !after.is_ascii_digit())
-}
-
-fn is_stable_letter(c: char) -> bool {
-    matches!(c,
-        'A'..='Z' | 'a'..='z'
-        | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{FF}'
-        | '\u{391}'..='\u{3A1}' | '\u{3A3}'..='\u{3A9}' | '\u{3B1}'..='\u{3C9}'
-        | '\u{410}'..='\u{44F}'
-        | '\u{3041}'..='\u{3094}' | '\u{30A1}'..='\u{30FA}'
-        | '\u{4E00}'..='\u{9FA5}' | '\u{AC00}'..='\u{D7A3}')
-}
 
 const NONE: usize = usize::MAX;
 
@@ -569,7 +552,7 @@ impl<'t> Document<'t> {
         loop {
             for c in piece.chars().rev() {
                 if let Some(&after) = collected.last() {
-                    if is_safe_cut(c, after) {
+                    if tokenizer::is_piece_start(c, after) {
                         return collected.iter().rev().collect();
                     }
                 }
@@ -594,7 +577,7 @@ impl<'t> Document<'t> {
         'atoms: while let Some(atom) = cursor {
             for c in self.atom_text(atom).chars() {
                 if let Some(before) = previous {
-                    if is_safe_cut(before, c) {
+                    if tokenizer::is_piece_start(before, c) {
                         break 'atoms;
                     }
                 }
@@ -1120,7 +1103,7 @@ mod tests {
             let chars: Vec<char> = text.chars().collect();
             let total = tokenizer::count(text);
             for i in 1..chars.len() {
-                if is_safe_cut(chars[i - 1], chars[i]) {
+                if tokenizer::is_piece_start(chars[i - 1], chars[i]) {
                     let (a, b): (String, String) =
                         (chars[..i].iter().collect(), chars[i..].iter().collect());
                     assert_eq!(

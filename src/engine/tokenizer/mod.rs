@@ -6,6 +6,7 @@
 //! - [`largest_fitting_prefix`] finds the true maximum code-point boundary for S-4; [`Tokenized`]
 //!   tokenizes a text once and serves both its count and any number of such searches.
 //! - [`char_boundary`] turns a code-point offset into a byte offset (characters are code points).
+//! - [`is_piece_start`] tells where a text can be cut so that the halves' counts add up.
 //!
 //! How it stays exact: the pre-tokenizer ([`split`]) reproduces gpt-tokenizer's split regex as V8
 //! runs it (JavaScript `\s`, V8's Unicode 17 `\p{L}`/`\p{N}` tables generated from Node), and the
@@ -28,6 +29,14 @@ mod split;
 mod tables;
 
 pub use prefix::{char_boundary, Fit, Tokenized};
+
+/// Whether the pre-tokenizer starts a piece between the adjacent code points `before` and `after`
+/// in every text that holds them: then the count of a text cut there is the sum of the counts of
+/// its two halves. True for a letter followed by an ASCII non-letter and for a number followed by
+/// an ASCII non-digit (classes as the pre-tokenizer sees them: V8's `\p{L}`, `\p{N}`).
+pub fn is_piece_start(before: char, after: char) -> bool {
+    after.is_ascii() && split::starts_piece_after(tables::class_of(before as u32), after as u8)
+}
 
 /// Token ids of `text` under cl100k_base, special-token spellings encoded as ordinary text.
 pub fn encode(text: &str) -> Vec<u32> {
@@ -116,6 +125,44 @@ mod tests {
             assert_eq!(encode(s), reference.encode_ordinary(s), "{s:?}");
             assert_eq!(count(s), encode(s).len());
         }
+    }
+
+    #[test]
+    fn counts_add_up_across_every_piece_start() {
+        // Letters and numbers of several scripts (incl. ones no "stable" hand list would hold),
+        // combining marks, contractions, spaces, newlines and ASCII punctuation.
+        let alphabet: Vec<char> =
+            "ab Z9'sll.,-_\n\t 0١٢ب ت क़ें ۵ 中文ß é\u{301}ɐ Ⅻ ½ 😀\u{FEFF}\u{85}\"{}:"
+                .chars()
+                .collect();
+        let mut seed = 0x9E37_79B9_u64;
+        let mut cuts = 0;
+        for len in 2..80 {
+            let text: String = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            for pair in chars.windows(2) {
+                let ((_, before), (at, after)) = (pair[0], pair[1]);
+                if is_piece_start(before, after) {
+                    cuts += 1;
+                    assert_eq!(
+                        count(&text[..at]) + count(&text[at..]),
+                        count(&text),
+                        "{text:?} cut at byte {at}"
+                    );
+                }
+            }
+        }
+        assert!(
+            cuts > 200,
+            "the random texts must hold piece starts ({cuts})"
+        );
     }
 
     #[test]

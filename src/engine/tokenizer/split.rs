@@ -246,21 +246,27 @@ pub fn absorbed(run: Run, head: &[u8], tail: &[u8]) -> usize {
 }
 
 /// Whether a piece starts at byte `q` (0 < q < len) of every text that holds `bytes` there,
-/// whatever precedes them: the code point before `q` is a letter and the byte at `q` an ASCII
-/// non-letter (`\p{L}+` and the contractions end there, no other alternative holds a letter), or
-/// it is a number and the byte at `q` an ASCII non-digit (`\p{N}{1,3}` ends there). The pieces
-/// from `q` on are then those of `bytes[q..]` alone.
+/// whatever precedes them (see [`starts_piece_after`]). The pieces from `q` on are then those of
+/// `bytes[q..]` alone.
 pub fn is_sync_point(bytes: &[u8], q: usize) -> bool {
-    let after = bytes[q];
-    if q == 0 || !after.is_ascii() {
+    if q == 0 || !bytes[q].is_ascii() {
         return false;
     }
     let before = q - last_char_len(&bytes[..q]);
-    match class_at(bytes, before).0 {
-        CLASS_LETTER => !after.is_ascii_alphabetic(),
-        CLASS_NUMBER => !after.is_ascii_digit(),
-        _ => false,
-    }
+    starts_piece_after(class_at(bytes, before).0, bytes[q])
+}
+
+/// Whether a piece always starts at an ASCII byte `after` that follows a code point of class
+/// `before`, whatever surrounds the two: after a letter, an ASCII non-letter (`\p{L}+` and the
+/// contractions end there, no other alternative holds a letter); after a number, an ASCII non-digit
+/// (`\p{N}{1,3}` ends there, no other alternative holds a number).
+pub fn starts_piece_after(before: u8, after: u8) -> bool {
+    after.is_ascii()
+        && match before {
+            CLASS_LETTER => !after.is_ascii_alphabetic(),
+            CLASS_NUMBER => !after.is_ascii_digit(),
+            _ => false,
+        }
 }
 
 /// Bytes of the leading whitespace code points of `bytes`.
