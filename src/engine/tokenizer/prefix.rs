@@ -101,38 +101,81 @@ impl LongPiece {
 
 /// One piece boundary: where the piece starts, the tokens of the pieces before it, and the
 /// furthest lookahead of the pieces before it (0 for the first).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Boundary {
     start: usize,
     tokens_before: usize,
     lookahead_before: usize,
 }
 
-struct Analysis {
-    /// Every piece start, then `text.len()` (one entry per boundary, one push per piece).
-    boundaries: Vec<Boundary>,
+/// The furthest lookahead of the pieces before the piece starting at `start`, given the start
+/// of the piece before it (`previous_start == start` at the first piece: nothing before).
+///
+/// It is the lookahead of that previous piece alone. Any earlier piece `i` either looks at most
+/// one code point past its end, which lies inside the piece after it, so not past `start`; or it
+/// starts with whitespace and looks one code point past its whitespace run: a run that ends at or
+/// before `start` looks no further than the previous piece does (which looks one code point past
+/// `start`), and a run that reaches past `start` covers the previous piece's first code point too,
+/// so the previous piece starts with whitespace in the same run and looks exactly as far.
+fn lookahead_before(bytes: &[u8], previous_start: usize, start: usize) -> usize {
+    if previous_start == start {
+        0
+    } else {
+        split::piece_lookahead(bytes, previous_start, start)
+    }
+}
+
+/// Bytes between checkpoints: the count pass records one boundary per segment, and a probe
+/// re-splits (never re-merges) only the segment it lands in.
+const SEGMENT: usize = 4096;
+
+/// A boundary by segment and position inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct At {
+    segment: usize,
+    index: usize,
+}
+
+/// The count of a text, with what a prefix search needs to re-tokenize only locally. The count
+/// pass records a checkpoint (a boundary) at the first piece start at or after every [`SEGMENT`]
+/// bytes, so it costs what a plain count costs; a segment's every boundary is recorded on first
+/// use by splitting it again from its checkpoint (the pre-tokenizer has no look-behind, so a split
+/// restarted at a piece start yields the same pieces, and every piece's count is known: long
+/// pieces keep their merge result, the others are re-counted only in that segment).
+struct Analysis<'t> {
+    text: &'t str,
+    /// Segment starts, then the end of the text (`checkpoints[s]` is boundary 0 of segment s; the
+    /// last one is the end boundary, alone in its segment).
+    checkpoints: Vec<Boundary>,
+    /// Every boundary of segment s (from its checkpoint up to, not including, the next), on first
+    /// use.
+    segments: Vec<OnceCell<Vec<Boundary>>>,
     /// Byte offsets of every CR and LF in the text, ascending (found on first use).
     newlines: OnceCell<Vec<usize>>,
-    /// Merge results of the long pieces, by ascending piece index.
+    /// Merge results of the long pieces, by ascending piece start.
     long_pieces: Vec<(usize, LongPiece)>,
 }
 
-impl Analysis {
-    fn new(text: &str) -> Analysis {
+impl<'t> Analysis<'t> {
+    fn with_segment(text: &'t str, segment: usize) -> Analysis<'t> {
         let bytes = text.as_bytes();
-        // Ordinary text and compact JSON have at most about one piece per two bytes: one
-        // allocation, regrown only for denser text (pages past the last piece stay untouched).
-        let mut boundaries = Vec::with_capacity(text.len() / 2 + 2);
-        let (mut tokens, mut lookahead) = (0, 0);
+        let mut checkpoints = Vec::with_capacity(text.len() / segment + 2);
+        let (mut tokens, mut next_checkpoint) = (0, 0);
         let mut scratch = Vec::new();
         let mut long_pieces = Vec::new();
+        // The furthest lookahead of the pieces before piece j is the lookahead of piece j - 1
+        // alone ([`lookahead_before`]), so the count pass measures it only at checkpoints.
+        let mut previous_start = 0;
         for piece in split::pieces(text) {
-            boundaries.push(Boundary {
-                start: piece.start,
-                tokens_before: tokens,
-                lookahead_before: lookahead,
-            });
-            lookahead = lookahead.max(split::piece_lookahead(bytes, piece.start, piece.end));
+            if piece.start >= next_checkpoint {
+                checkpoints.push(Boundary {
+                    start: piece.start,
+                    tokens_before: tokens,
+                    lookahead_before: lookahead_before(bytes, previous_start, piece.start),
+                });
+                next_checkpoint = piece.start.saturating_add(segment);
+            }
+            previous_start = piece.start;
             let piece = &bytes[piece];
             let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
                 .then(|| split::run_kind(piece))
@@ -140,44 +183,105 @@ impl Analysis {
             if let Some(run) = run {
                 let long = LongPiece::new(piece, run);
                 tokens += long.ids.len();
-                long_pieces.push((boundaries.len() - 1, long));
+                long_pieces.push((previous_start, long));
             } else {
                 tokens += bpe::count_piece(piece, &mut scratch);
             }
         }
-        boundaries.push(Boundary {
+        checkpoints.push(Boundary {
             start: text.len(),
             tokens_before: tokens,
-            lookahead_before: lookahead,
+            lookahead_before: lookahead_before(bytes, previous_start, text.len()),
         });
+        let segments = checkpoints.iter().map(|_| OnceCell::new()).collect();
         Analysis {
-            boundaries,
+            text,
+            checkpoints,
+            segments,
             newlines: OnceCell::new(),
             long_pieces,
         }
     }
 
-    /// Byte offset of boundary `k`.
-    #[inline]
-    fn start(&self, k: usize) -> usize {
-        self.boundaries[k].start
+    /// Every boundary of segment `s`, recorded on first use.
+    fn segment(&self, s: usize) -> &[Boundary] {
+        self.segments[s].get_or_init(|| {
+            let first = self.checkpoints[s];
+            let Some(next) = self.checkpoints.get(s + 1) else {
+                return vec![first];
+            };
+            let bytes = self.text.as_bytes();
+            let (mut tokens, mut lookahead) = (first.tokens_before, first.lookahead_before);
+            let mut scratch = Vec::new();
+            let mut boundaries = Vec::new();
+            for piece in split::pieces(&self.text[first.start..]) {
+                let (start, end) = (first.start + piece.start, first.start + piece.end);
+                if start >= next.start {
+                    break;
+                }
+                boundaries.push(Boundary {
+                    start,
+                    tokens_before: tokens,
+                    lookahead_before: lookahead,
+                });
+                lookahead = lookahead.max(split::piece_lookahead(bytes, start, end));
+                tokens += match self.long_piece_at(start) {
+                    Some(long) => long.ids.len(),
+                    None => bpe::count_piece(&bytes[start..end], &mut scratch),
+                };
+            }
+            debug_assert_eq!(
+                (tokens, lookahead),
+                (next.tokens_before, next.lookahead_before)
+            );
+            boundaries
+        })
     }
 
-    /// Tokens of the pieces before boundary `k`.
+    fn boundary(&self, at: At) -> Boundary {
+        if at.index == 0 {
+            self.checkpoints[at.segment]
+        } else {
+            self.segment(at.segment)[at.index]
+        }
+    }
+
+    /// The boundary after `at` (`at` must not be the end boundary).
+    fn next(&self, at: At) -> At {
+        if at.index + 1 < self.segment(at.segment).len() {
+            At {
+                segment: at.segment,
+                index: at.index + 1,
+            }
+        } else {
+            At {
+                segment: at.segment + 1,
+                index: 0,
+            }
+        }
+    }
+
+    /// Byte offset of boundary `at`.
     #[inline]
-    fn tokens_before(&self, k: usize) -> usize {
-        self.boundaries[k].tokens_before
+    fn start(&self, at: At) -> usize {
+        self.boundary(at).start
+    }
+
+    /// Tokens of the pieces before boundary `at`.
+    #[inline]
+    fn tokens_before(&self, at: At) -> usize {
+        self.boundary(at).tokens_before
     }
 
     /// Tokens of the whole text.
     fn total(&self) -> usize {
-        self.tokens_before(self.boundaries.len() - 1)
+        self.checkpoints[self.checkpoints.len() - 1].tokens_before
     }
 
     /// Tokens of `text[start(k)..cut] + extra` taken as ONE piece (`cut` may pass piece k's end:
     /// the excess joins `extra`), healed from piece k's merge result when it kept one.
-    fn piece_count(&self, text: &[u8], k: usize, cut: usize, extra: &[u8]) -> usize {
-        let (start, end) = (self.start(k), self.start(k + 1));
+    fn piece_count(&self, text: &[u8], k: At, cut: usize, extra: &[u8]) -> usize {
+        let (start, end) = (self.start(k), self.start(self.next(k)));
         match self.long_piece(k) {
             Some(long) if cut - start + extra.len() > MAX_TOKEN_BYTES => {
                 if cut <= end {
@@ -195,7 +299,7 @@ impl Analysis {
     /// is all whitespace: the whitespace alternatives split the joined run by its last newline and
     /// its last code point, and each long part is a prefix of piece k or of piece k + 1 (healed).
     /// `None` when the parts do not line up with the text's pieces.
-    fn whitespace_tail(&self, text: &str, k: usize, cut: usize, tail: &str) -> Option<usize> {
+    fn whitespace_tail(&self, text: &str, k: At, cut: usize, tail: &str) -> Option<usize> {
         let (bytes, t) = (text.as_bytes(), tail.as_bytes());
         let newline = |b: u8| b == b'\r' || b == b'\n';
         let tw = split::whitespace_prefix(t);
@@ -217,10 +321,10 @@ impl Analysis {
         let last_newline = newlines.partition_point(|&at| at < cut);
         let (first, k2) = match last_newline.checked_sub(1).map(|i| newlines[i]) {
             Some(q) if q >= start => {
-                if self.start(k + 1) != q + 1 {
+                if self.start(self.next(k)) != q + 1 {
                     return None;
                 }
-                (self.piece_count(bytes, k, q + 1, &[]), k + 1)
+                (self.piece_count(bytes, k, q + 1, &[]), self.next(k))
             }
             _ => (0, k),
         };
@@ -245,33 +349,50 @@ impl Analysis {
         Some(first + rest)
     }
 
-    /// The long-piece merge result of piece `k`, if it kept one.
-    fn long_piece(&self, k: usize) -> Option<&LongPiece> {
+    /// The long-piece merge result of the piece at boundary `k`, if it kept one.
+    fn long_piece(&self, k: At) -> Option<&LongPiece> {
+        self.long_piece_at(self.start(k))
+    }
+
+    /// The long-piece merge result of the piece starting at byte `start`, if it kept one.
+    fn long_piece_at(&self, start: usize) -> Option<&LongPiece> {
         let at = self
             .long_pieces
-            .binary_search_by_key(&k, |(piece, _)| *piece)
+            .binary_search_by_key(&start, |(piece, _)| *piece)
             .ok()?;
         Some(&self.long_pieces[at].1)
     }
 
+    /// The last checkpoint that is safe for a probe cut at byte `cut` (see [`Self::safe_boundary`]).
+    fn safe_checkpoint(&self, cut: usize) -> usize {
+        let safe = |b: &Boundary| b.start <= cut && b.lookahead_before <= cut;
+        // `safe` holds for a prefix of boundaries (both fields are nondecreasing); checkpoint 0
+        // always holds.
+        self.checkpoints.partition_point(safe).max(1) - 1
+    }
+
     /// The last boundary that is safe for a probe cut at byte `cut`: its start is at or before
-    /// `cut` and no earlier piece looked at or past `cut`. Boundary 0 is always safe.
-    fn safe_boundary(&self, cut: usize) -> usize {
-        let safe = |k: usize| {
-            let b = &self.boundaries[k];
-            b.start <= cut && b.lookahead_before <= cut
-        };
-        // `safe` holds for a prefix of boundaries (both fields are nondecreasing).
-        let (mut lo, mut hi) = (0, self.boundaries.len()); // safe(lo), !safe(hi) or hi = len
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if safe(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
+    /// `cut` and no earlier piece looked at or past `cut`. Boundary 0 is always safe. It lies in
+    /// the segment of the last safe checkpoint (the next checkpoint is not safe).
+    fn safe_boundary(&self, cut: usize) -> At {
+        let segment = self.safe_checkpoint(cut);
+        let safe = |b: &Boundary| b.start <= cut && b.lookahead_before <= cut;
+        let index = self.segment(segment).partition_point(safe).max(1) - 1;
+        At { segment, index }
+    }
+
+    /// Whether the tokens before the safe boundary of `cut` fit `budget`, decided from the
+    /// checkpoints alone when they bracket it (no segment is split again), else exactly.
+    fn lower_bound_fits(&self, cut: usize, budget: usize) -> bool {
+        let s = self.safe_checkpoint(cut);
+        let before = self.checkpoints[s].tokens_before;
+        match self.checkpoints.get(s + 1) {
+            _ if before > budget => false,
+            // The safe boundary lies before checkpoint s + 1, whose tokens bound it from above.
+            Some(next) if next.tokens_before <= budget => true,
+            None => true,
+            Some(_) => self.tokens_before(self.safe_boundary(cut)) <= budget,
         }
-        lo
     }
 }
 
@@ -287,7 +408,7 @@ pub fn count_joined(head: &str, tail: &str) -> usize {
     if tail.is_empty() {
         return count(head);
     }
-    let analysis = Analysis::new(head);
+    let analysis = Analysis::with_segment(head, SEGMENT);
     let k = analysis.safe_boundary(head.len());
     analysis.tokens_before(k) + count_tail(&head[analysis.start(k)..], tail)
 }
@@ -304,7 +425,7 @@ pub struct Fit {
 /// A text tokenized once: its count, and prefix searches over it that re-tokenize only locally.
 pub struct Tokenized<'t> {
     text: &'t str,
-    analysis: Analysis,
+    analysis: Analysis<'t>,
     rest: RefCell<TailRest>,
 }
 
@@ -318,9 +439,14 @@ struct TailRest {
 
 impl<'t> Tokenized<'t> {
     pub fn new(text: &'t str) -> Tokenized<'t> {
+        Tokenized::with_segment(text, SEGMENT)
+    }
+
+    /// With checkpoints every `segment` bytes (tests use tiny segments to cross many of them).
+    fn with_segment(text: &'t str, segment: usize) -> Tokenized<'t> {
         Tokenized {
             text,
-            analysis: Analysis::new(text),
+            analysis: Analysis::with_segment(text, segment),
             rest: RefCell::default(),
         }
     }
@@ -382,8 +508,7 @@ impl<'t> Tokenized<'t> {
             return None;
         }
         let (floor_byte, _) = char_boundary(text, floor);
-        let lower_bound = |cut: usize| analysis.tokens_before(analysis.safe_boundary(cut));
-        if lower_bound(floor_byte) > budget {
+        if !analysis.lower_bound_fits(floor_byte, budget) {
             return None;
         }
         // Largest byte cut whose lower bound fits (the bound is nondecreasing in the cut), snapped
@@ -391,7 +516,7 @@ impl<'t> Tokenized<'t> {
         let (mut lo, mut hi) = (floor_byte, max_byte + 1);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if lower_bound(mid) <= budget {
+            if analysis.lower_bound_fits(mid, budget) {
                 lo = mid;
             } else {
                 hi = mid;
@@ -445,16 +570,16 @@ impl<'t> Tokenized<'t> {
             Some(long)
                 if long.run != split::Run::Spaces
                     && cut - start > LONG_PIECE
-                    && cut <= analysis.start(k + 1) =>
+                    && cut <= analysis.start(analysis.next(k)) =>
             {
-                let piece = &text.as_bytes()[start..analysis.start(k + 1)];
+                let piece = &text.as_bytes()[start..analysis.start(analysis.next(k))];
                 let head = cut - start;
                 let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
                 long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
                     + count(&tail[absorbed..])
             }
             _ if cut - start > LONG_PIECE
-                && split::run_kind(&text.as_bytes()[start..analysis.start(k + 1)])
+                && split::run_kind(&text.as_bytes()[start..analysis.start(analysis.next(k))])
                     == Some(split::Run::Spaces) =>
             {
                 analysis
@@ -535,6 +660,24 @@ mod tests {
             .find(|&l| count(&format!("{}{}", &text[..cuts[l]], suffix(l))) <= budget)
     }
 
+    /// Every segment size the searches are checked with: one checkpoint per piece, a few pieces
+    /// per segment, and the production size (one segment for these short texts).
+    const SEGMENTS: [usize; 3] = [1, 13, SEGMENT];
+
+    /// [`largest_fitting_prefix`] with checkpoints every `segment` bytes.
+    fn search(
+        text: &str,
+        floor: usize,
+        max: usize,
+        budget: usize,
+        suffix: impl FnMut(usize) -> String,
+        segment: usize,
+    ) -> Option<usize> {
+        Tokenized::with_segment(text, segment)
+            .largest_fitting_prefix(floor, max, budget, suffix)
+            .map(|fit| fit.chars)
+    }
+
     struct Lcg(u64);
     impl Lcg {
         fn below(&mut self, n: usize) -> usize {
@@ -581,6 +724,38 @@ mod tests {
     }
 
     #[test]
+    fn safe_boundaries_do_not_depend_on_the_segment_size() {
+        let mut rng = Lcg(17);
+        let mut segmented = 0;
+        for _ in 0..200 {
+            let len = rng.below(50);
+            let text = random_text(&mut rng, len);
+            let whole = Analysis::with_segment(&text, usize::MAX);
+            for segment in [1, 2, 5, 13] {
+                let analysis = Analysis::with_segment(&text, segment);
+                assert_eq!(analysis.total(), count(&text), "{text:?}");
+                segmented += usize::from(analysis.checkpoints.len() > 2);
+                for cut in 0..=text.len() {
+                    let (a, b) = (analysis.safe_boundary(cut), whole.safe_boundary(cut));
+                    assert_eq!(
+                        analysis.boundary(a),
+                        whole.boundary(b),
+                        "{text:?} cut {cut} segment {segment}"
+                    );
+                    for budget in [0, 3, 10] {
+                        assert_eq!(
+                            analysis.lower_bound_fits(cut, budget),
+                            whole.tokens_before(b) <= budget,
+                            "{text:?} cut {cut} segment {segment} budget {budget}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(segmented > 300, "texts of several segments: {segmented}");
+    }
+
+    #[test]
     fn joined_counts_equal_counts_of_the_joined_text() {
         let mut rng = Lcg(7);
         for _ in 0..300 {
@@ -613,11 +788,13 @@ mod tests {
                 )
             };
             let expected = brute_force(&text, floor, max, budget, marker);
-            let fit = Tokenized::new(&text).largest_fitting_prefix(floor, max, budget, marker);
+            let segment = SEGMENTS[rng.below(SEGMENTS.len())];
+            let fit = Tokenized::with_segment(&text, segment)
+                .largest_fitting_prefix(floor, max, budget, marker);
             let got = fit.map(|fit| fit.chars);
             assert_eq!(
                 got, expected,
-                "{text:?} floor {floor} max {max} budget {budget}"
+                "{text:?} floor {floor} max {max} budget {budget} segment {segment}"
             );
             if let Some(fit) = fit {
                 let bytes = text
@@ -696,15 +873,23 @@ mod tests {
                 let budget = 10 + rng.below(count(&text));
                 let floor = rng.below(5);
                 let expected = brute_force(&text, floor, total - 1, budget, marker);
-                let got = largest_fitting_prefix(&text, floor, total - 1, budget, marker);
-                assert_eq!(got, expected, "{alphabet:?} budget {budget}");
+                let segment = SEGMENTS[rng.below(SEGMENTS.len())];
+                let got = search(&text, floor, total - 1, budget, marker, segment);
+                assert_eq!(
+                    got, expected,
+                    "{alphabet:?} budget {budget} segment {segment}"
+                );
             }
             for tail in ["x", "\n\n=", "= \n", "1"] {
                 let suffix = |l: usize| format!("{tail}{}", total - l);
                 let budget = count(&text) / 2;
                 let expected = brute_force(&text, 0, total - 1, budget, suffix);
-                let got = largest_fitting_prefix(&text, 0, total - 1, budget, suffix);
-                assert_eq!(got, expected, "{alphabet:?} tail {tail:?}");
+                let segment = SEGMENTS[rng.below(SEGMENTS.len())];
+                let got = search(&text, 0, total - 1, budget, suffix, segment);
+                assert_eq!(
+                    got, expected,
+                    "{alphabet:?} tail {tail:?} segment {segment}"
+                );
             }
         }
     }
@@ -745,10 +930,11 @@ mod tests {
                     let budget = rng.below(count(&text) + 3);
                     let floor = rng.below(3);
                     let expected = brute_force(&text, floor, total - 1, budget, suffix);
-                    let got = largest_fitting_prefix(&text, floor, total - 1, budget, suffix);
+                    let segment = SEGMENTS[rng.below(SEGMENTS.len())];
+                    let got = search(&text, floor, total - 1, budget, suffix, segment);
                     assert_eq!(
                         got, expected,
-                        "run {i} shape {j} tail {tail:?} budget {budget}"
+                        "run {i} shape {j} tail {tail:?} budget {budget} segment {segment}"
                     );
                 }
             }

@@ -169,6 +169,13 @@ pub fn piece_end(bytes: &[u8], start: usize) -> usize {
     next
 }
 
+/// Whether byte `b` may be (part of) a whitespace code point: false only for ASCII that is not
+/// whitespace.
+#[inline]
+pub fn may_be_whitespace(b: u8) -> bool {
+    (b >= 0x80) | (b == b' ') | (b.wrapping_sub(b'\t') <= b'\r' - b'\t')
+}
+
 /// Exclusive end of the bytes the matcher examined to decide the piece `start..end`, or
 /// `bytes.len() + 1` when it looked at the end of the text. If another text agrees with this one
 /// on `..lookahead`, the matcher yields the same piece there (the regex has no lookbehind).
@@ -184,9 +191,7 @@ pub fn piece_lookahead(bytes: &[u8], start: usize, end: usize) -> usize {
     };
     let mut lookahead = after(end);
     // Only a piece that starts with whitespace can have looked past the code point after it.
-    let first = bytes[start];
-    let may_be_space = first >= 0x80 || first == b' ' || (b'\t'..=b'\r').contains(&first);
-    if may_be_space && is_whitespace(class_at(bytes, start).0) {
+    if may_be_whitespace(bytes[start]) && is_whitespace(class_at(bytes, start).0) {
         let mut run = start;
         while run < len {
             let (c, w) = class_at(bytes, run);
