@@ -156,6 +156,54 @@ pub fn plain_run(bytes: &[u8]) -> usize {
     i
 }
 
+/// End (past the closing quote) of the string literal starting at `start` when it is already
+/// spelled as JavaScript's well-formed `JSON.stringify` spells its value: only `\"`, `\\`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`, and lowercase `\u00xx` for the other control characters and
+/// `\udxxx` for lone surrogates are escaped, nothing else. `None` for anything else (another
+/// spelling, or not a string literal at all): the caller takes the exact path.
+fn canonical_literal_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let lower_hex = |at: usize| -> Option<u16> {
+        let digits = bytes.get(at..at + 4)?;
+        digits
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+            .then(|| hex4(bytes, at))
+            .flatten()
+    };
+    let mut i = start + 1;
+    loop {
+        i += plain_run(&bytes[i..]);
+        match *bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => match *bytes.get(i + 1)? {
+                b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    let unit = lower_hex(i + 2)?;
+                    let canonical = match unit {
+                        0x08 | 0x09 | 0x0a | 0x0c | 0x0d => false,
+                        0..=0x1f => true,
+                        // A high surrogate is lone unless a low one follows (then the pair is
+                        // one code point, printed as itself); a low one here is always lone.
+                        0xd800..=0xdbff => {
+                            !(bytes.get(i + 6..i + 8) == Some(b"\\u")
+                                && hex4(bytes, i + 8)
+                                    .is_some_and(|u| (0xdc00..=0xdfff).contains(&u)))
+                        }
+                        0xdc00..=0xdfff => true,
+                        _ => false,
+                    };
+                    if !canonical {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+}
+
 /// `-?[1-9][0-9]{0,14}` or `0`: printed by JavaScript exactly as written.
 fn is_plain_integer(literal: &str) -> bool {
     let digits = literal.strip_prefix('-').unwrap_or(literal);
@@ -462,7 +510,9 @@ impl<'a> Parser<'a> {
                 }
             }
             b'"' => {
-                if self.plain_string_slice().is_none() {
+                if let Some(end) = canonical_literal_end(self.bytes, self.pos) {
+                    self.pos = end;
+                } else {
                     let start = self.pos;
                     let units = self.string().ok()?;
                     let mut literal = String::new();
@@ -709,6 +759,83 @@ pub fn member<'a>(members: &'a [(JsString, JsValue)], key: &str) -> Option<&'a J
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_literals_are_exactly_those_stringify_writes_back() {
+        let fragments = [
+            "a",
+            "é",
+            "😀",
+            "\u{2028}",
+            "/",
+            "\u{7f}",
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\b",
+            r"\f",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\u0008",
+            r"\u000a",
+            r"\u001f",
+            r"\u001F",
+            r"\u0000",
+            r"\u0041",
+            r"\u00e9",
+            r"\ud800",
+            r"\uD800",
+            r"\udbff",
+            r"\udc00",
+            r"\uDC00",
+            r"\ud83d\ude00",
+            r"\ud83d\uDE00",
+            r"\ud83d",
+            r"\ude00\ud83d",
+            r"\u2028",
+            r"\x",
+            r"\u12",
+            "\u{1}",
+            "\"",
+        ];
+        let mut seed = 0x2545_F491_u64;
+        let (mut canonical, mut rewritten) = (0, 0);
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for _ in 0..4000 {
+            let mut literal = String::from("\"");
+            for _ in 0..next() % 5 {
+                literal.push_str(fragments[next() % fragments.len()]);
+            }
+            literal.push('"');
+            let mut parser = Parser {
+                bytes: literal.as_bytes(),
+                text: &literal,
+                pos: 0,
+            };
+            let oracle = match parser.string() {
+                Ok(units) if parser.pos == literal.len() => {
+                    let mut written = String::new();
+                    write_string(&mut written, &units);
+                    written == literal
+                }
+                _ => false,
+            };
+            let fast = canonical_literal_end(literal.as_bytes(), 0) == Some(literal.len());
+            assert_eq!(fast, oracle, "{literal}");
+            canonical += usize::from(oracle);
+            rewritten += usize::from(!oracle);
+        }
+        assert!(
+            canonical > 400 && rewritten > 400,
+            "{canonical} {rewritten}"
+        );
+    }
 
     #[test]
     fn plain_run_stops_at_the_first_quote_backslash_or_control_byte() {
