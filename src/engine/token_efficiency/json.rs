@@ -98,7 +98,7 @@ pub fn fast_canonical_of(text: &str) -> Option<Canonical> {
         flushed: 0,
     };
     p.fast_whitespace(&mut out);
-    p.fast_value(&mut out, 0)?;
+    p.fast_value(&mut out, &mut Vec::new(), 0)?;
     p.fast_whitespace(&mut out);
     if p.pos != p.bytes.len() {
         return None;
@@ -442,7 +442,12 @@ impl<'a> Parser<'a> {
     }
 
     /// Whitespace at the cursor, skipped and written as nothing.
+    #[inline]
     fn fast_whitespace(&mut self, out: &mut Emitter) {
+        // Canonical text has none: the common case returns at once.
+        if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            return;
+        }
         let start = self.pos;
         self.skip_whitespace();
         if self.pos != start {
@@ -450,7 +455,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn fast_value(&mut self, out: &mut Emitter, depth: usize) -> Option<()> {
+    /// `keys` is one stack shared by all open objects (each checks its own keys, above the
+    /// height it found on entry, for duplicates), so no object allocates.
+    fn fast_value(
+        &mut self,
+        out: &mut Emitter,
+        keys: &mut Vec<&'a str>,
+        depth: usize,
+    ) -> Option<()> {
         match self.peek()? {
             open @ (b'{' | b'[') => {
                 if depth + 1 > MAX_DEPTH {
@@ -463,7 +475,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     return Some(());
                 }
-                let mut keys: Vec<&'a str> = Vec::new();
+                let base = keys.len();
                 let mut key_set: Option<std::collections::HashSet<&'a str>> = None;
                 loop {
                     self.fast_whitespace(out);
@@ -479,12 +491,13 @@ impl<'a> Parser<'a> {
                                 return None;
                             }
                         }
-                        if keys.len() >= 16 && key_set.is_none() {
-                            key_set = Some(keys.iter().copied().collect());
+                        let own = &keys[base..];
+                        if own.len() >= 16 && key_set.is_none() {
+                            key_set = Some(own.iter().copied().collect());
                         }
                         let duplicate = match key_set.as_mut() {
                             Some(set) => !set.insert(name),
-                            None => keys.contains(&name),
+                            None => own.contains(&name),
                         };
                         if duplicate {
                             return None;
@@ -497,12 +510,13 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         self.fast_whitespace(out);
                     }
-                    self.fast_value(out, depth + 1)?;
+                    self.fast_value(out, keys, depth + 1)?;
                     self.fast_whitespace(out);
                     match self.peek()? {
                         b',' => self.pos += 1,
                         b if b == close => {
                             self.pos += 1;
+                            keys.truncate(base);
                             return Some(());
                         }
                         _ => return None,
@@ -959,6 +973,8 @@ mod tests {
             r#""just a string""#,
             "-0",
             "12",
+            // Keys repeat across nesting levels without being duplicates.
+            r#"{"a":{"a":1,"b":{"a":2}},"b":[{"a":3,"b":4},{"b":5}],"c":{"c":{"c":6}}}"#,
         ];
         for text in samples {
             assert_eq!(fast_canonical(text), Some(canon(text).unwrap()), "{text}");
@@ -966,6 +982,9 @@ mod tests {
         for needs_tree in [
             r#"{"b":1,"1":2}"#,
             r#"{"a":1,"a":2}"#,
+            r#"{"a":{"b":1},"a":2}"#,
+            r#"{"a":{"b":1,"c":[{"d":0}],"b":2}}"#,
+            r#"[{"a":{"x":1}},{"b":2,"c":{"b":1},"b":3}]"#,
             r#"{"\u0061":1}"#,
             "\u{feff}1",
             "[1,]",
@@ -979,6 +998,15 @@ mod tests {
         }
         big.push_str("\"k7\":0}");
         assert_eq!(fast_canonical(&big), None);
+        // Past 16 keys the check uses a set of the object's own keys, not its children's.
+        let mut nested = String::from("{");
+        for i in 0..40 {
+            nested.push_str(&format!("\"k{i}\":{{\"k{}\":{i}}},", i + 1));
+        }
+        nested.push_str("\"last\":0}");
+        assert_eq!(fast_canonical_of(&nested), Some(Canonical::Same));
+        nested.insert_str(nested.len() - 1, ",\"k3\":1");
+        assert_eq!(fast_canonical(&nested), None);
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         assert_eq!(fast_canonical(&deep), None);
     }
