@@ -9,7 +9,8 @@
 //! (precheck ≤ 1.1×, budget needing S-4 ≤ 1.5×).
 //! Runs are interleaved so machine noise touches all four alike, and each figure is the fastest of
 //! its runs: on a small shared machine preemption only ever adds time, so the minimum is the
-//! steadiest estimate of the work itself. `TE_BENCH_CASE=<id>` runs one case (for profiling).
+//! steadiest estimate of the work itself. `TE_BENCH_CASE=<id>` runs one case (for profiling);
+//! `TE_BENCH_DUMP=<dir>` writes each case's body there.
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use context_meter::engine::token_efficiency as te;
@@ -51,6 +52,101 @@ fn canonical(payload: &str) -> String {
     }
 }
 
+/// Cap-size bodies built from the real records in `../shared/samples` (when they are beside the
+/// checkout): the corpus's cap payloads repeat a vocabulary of twenty words, which the tokenizer
+/// counts several times faster than real prose, so they alone would flatter the tokenizer and
+/// magnify everything around it. Each body stays under the cap; budgets are half the payload.
+/// - `real-json-s4`: search-result records whose titles and snippets are the TOON specification's
+///   own headings and paragraphs (no nulls, no empties, no repeats, no string over the S-3 cap:
+///   it needs S-4 alone, as `cap-json-s4` does);
+/// - `real-text-s4`: the specification's text itself, text-only;
+/// - `real-json-mixed`: the Letta agent files and the Anthropic SDK recording as records (real
+///   nulls, empties and long strings: S-1..S-4).
+fn real_cases() -> Vec<(String, Vec<u8>)> {
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/samples");
+    let Ok(spec) = std::fs::read_to_string(format!("{samples}/toon-spec/SPEC.md")) else {
+        eprintln!("(../shared/samples not found: real-record cases skipped)");
+        return Vec::new();
+    };
+    let body_of = |payload: String| {
+        let canonical = canonical(&payload);
+        let budget = tokenizer::count(&canonical) / 2;
+        serde_json::to_vec(&serde_json::json!({
+            "payload": payload,
+            "budget_tokens": budget,
+            "caller": "11111111111111111111111111111111",
+        }))
+        .unwrap()
+    };
+    let fill = |make: &dyn Fn(usize) -> String| {
+        // The largest n whose body stays under the cap.
+        let (mut lo, mut hi) = (1, 4096);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if body_of(make(mid)).len() <= te::BODY_CAP {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        body_of(make(lo))
+    };
+    let mut heading = String::new();
+    let paragraphs: Vec<(String, String)> = spec
+        .split("\n\n")
+        .filter_map(|block| {
+            let block = block.trim();
+            if block.starts_with('#') {
+                heading = block.trim_start_matches('#').trim().to_owned();
+                return None;
+            }
+            (!block.is_empty() && block.chars().count() < 2000)
+                .then(|| (heading.clone(), block.to_owned()))
+        })
+        .collect();
+    let results = |n: usize| {
+        let records: Vec<Value> = (0..n)
+            .map(|i| {
+                let (title, snippet) = &paragraphs[i % paragraphs.len()];
+                serde_json::json!({
+                    "id": i,
+                    "title": title,
+                    "url": format!("https://spec.example/toon#p{i}"),
+                    "snippet": snippet,
+                })
+            })
+            .collect();
+        serde_json::to_string(&serde_json::json!({ "results": records })).unwrap()
+    };
+    let text = |n: usize| spec.repeat(4).chars().take(n * 64).collect::<String>();
+    let records: Vec<Value> = [
+        "letta-af/loop.af",
+        "letta-af/customer_service.af",
+        "letta-af/memgpt_agent_with_convo.af",
+    ]
+    .iter()
+    .filter_map(|f| std::fs::read_to_string(format!("{samples}/{f}")).ok())
+    .chain(
+        std::fs::read_dir(format!("{samples}/anthropic-messages"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()),
+    )
+    .filter_map(|t| serde_json::from_str(&t).ok())
+    .collect();
+    let mixed = |n: usize| {
+        let items: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"n": i, "record": records[i % records.len()]}))
+            .collect();
+        serde_json::to_string(&serde_json::json!({ "records": items })).unwrap()
+    };
+    vec![
+        ("real-json-s4".to_owned(), fill(&results)),
+        ("real-text-s4".to_owned(), fill(&text)),
+        ("real-json-mixed".to_owned(), fill(&mixed)),
+    ]
+}
+
 fn main() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -58,13 +154,23 @@ fn main() {
     );
     let corpus: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     println!("token-efficiency at the cap: fastest of {RUNS} interleaved runs; ratios to one tokenization of the canonical payload");
-    for case in corpus["cases"].as_array().unwrap() {
-        let id = case["id"].as_str().unwrap();
+    let corpus_cases = corpus["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|case| {
+            case["id"].as_str().unwrap().starts_with("cap-") && case["expect"]["refusal"].is_null()
+        })
+        .map(|case| (case["id"].as_str().unwrap().to_owned(), body_bytes(case)));
+    let cases: Vec<(String, Vec<u8>)> = corpus_cases.chain(real_cases()).collect();
+    for (id, bytes) in cases {
         let wanted = std::env::var("TE_BENCH_CASE").map_or(true, |only| only == id);
-        if !wanted || !id.starts_with("cap-") || !case["expect"]["refusal"].is_null() {
+        if !wanted {
             continue;
         }
-        let bytes = body_bytes(case);
+        if let Ok(dir) = std::env::var("TE_BENCH_DUMP") {
+            std::fs::write(format!("{dir}/{id}.json"), &bytes).unwrap();
+        }
         let body: Value = serde_json::from_slice(&bytes).unwrap();
         let text = canonical(body["payload"].as_str().unwrap());
         let (mut one, mut analysed, mut pre, mut run) = (vec![], vec![], vec![], vec![]);
@@ -76,7 +182,7 @@ fn main() {
             }));
             pre.push(timed(|| {
                 let req = te::parse(black_box(&bytes)).unwrap();
-                te::precheck(&req, 0).map(|r| r.len())
+                te::precheck(&req, 0).expect("a precheck body").len()
             }));
             let start = Instant::now();
             let req = te::parse(black_box(&bytes)).unwrap();
