@@ -172,6 +172,7 @@ struct Document<'t> {
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
     replaced: HashMap<usize, String>,
+    /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
     left: Vec<usize>,
@@ -464,12 +465,7 @@ impl<'t> Document<'t> {
         if builder.pos != canonical.len() {
             return None;
         }
-        let mut doc = builder.doc;
-        let atoms = doc.atom_start.len();
-        doc.live = vec![true; atoms];
-        doc.left = (0..=atoms).collect();
-        doc.right = (0..=atoms + 1).collect();
-        Some(doc)
+        Some(builder.doc)
     }
 
     fn atom_text(&self, atom: usize) -> &str {
@@ -497,6 +493,22 @@ impl<'t> Document<'t> {
             child = self.nodes[child].next_sibling;
         }
         children
+    }
+
+    /// Whether atom `atom` is still in the live text.
+    fn is_live_atom(&self, atom: usize) -> bool {
+        self.live.is_empty() || self.live[atom]
+    }
+
+    /// The liveness flags and union-find links, made at the first edit (most payloads that need
+    /// only S-4 are never edited before it).
+    fn track_liveness(&mut self) {
+        if self.live.is_empty() {
+            let atoms = self.atom_start.len();
+            self.live = vec![true; atoms];
+            self.left = (0..=atoms).collect();
+            self.right = (0..=atoms + 1).collect();
+        }
     }
 
     /// Nearest live atom at or before `atom` (None before the first).
@@ -612,6 +624,7 @@ impl<'t> Document<'t> {
         replacement: Option<(usize, String)>,
     ) {
         let (op, path, index) = entry;
+        self.track_liveness();
         let (left, removed, inserted) = match replacement {
             Some((head, text)) => {
                 let old = self.atom_text(first).to_owned();
@@ -751,7 +764,7 @@ impl<'t> Document<'t> {
     }
 
     fn is_live(&self, node: usize) -> bool {
-        self.live[self.nodes[node].last_atom]
+        self.is_live_atom(self.nodes[node].last_atom)
     }
 
     fn is_empty_value(&self, node: usize) -> bool {
@@ -823,8 +836,8 @@ impl<'t> Document<'t> {
     /// The live text (when anything was edited).
     fn live_text(&self) -> String {
         let mut text = String::with_capacity(self.text.len());
-        for atom in 0..self.live.len() {
-            if self.live[atom] {
+        for atom in 0..self.atom_start.len() {
+            if self.is_live_atom(atom) {
                 text.push_str(self.atom_text(atom));
             }
         }
@@ -838,10 +851,11 @@ impl<'t> Document<'t> {
             return (0, Vec::new());
         }
         let mut chars = 0usize;
-        let mut end_chars = vec![0usize; self.live.len()];
-        let mut start_chars = vec![0usize; self.live.len()];
-        for atom in 0..self.live.len() {
-            if self.live[atom] {
+        let atoms = self.atom_start.len();
+        let mut end_chars = vec![0usize; atoms];
+        let mut start_chars = vec![0usize; atoms];
+        for atom in 0..atoms {
+            if self.is_live_atom(atom) {
                 start_chars[atom] = chars;
                 chars += self.atom_text(atom).chars().count();
                 end_chars[atom] = chars;
@@ -850,7 +864,7 @@ impl<'t> Document<'t> {
         let mut floor = 0usize;
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for node in &self.nodes {
-            if node.key_atom != NONE && node.protected && self.live[node.span_first] {
+            if node.key_atom != NONE && node.protected && self.is_live_atom(node.span_first) {
                 let (start, end) = (start_chars[node.span_first], end_chars[node.last_atom]);
                 floor = floor.max(end);
                 if spans.last().is_none_or(|&(_, prev_end)| start >= prev_end) {
