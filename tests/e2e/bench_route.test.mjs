@@ -66,8 +66,18 @@ test('repeat is capped at 64, 0 tokenizes nothing, and the body is never echoed'
   const secret = 'do-not-echo-' + 'z'.repeat(20);
   const over = await post(open, secret, '?repeat=65');
   assert.equal(over.status, 400);
-  assert.ok(!(await over.text()).includes(secret));
+  const overText = await over.text();
+  assert.ok(!overText.includes(secret));
+  // Closed-form like every route's refusal: static message, numbers only.
+  assert.deepEqual(JSON.parse(overText), {
+    code: 'repeat_invalid',
+    message: 'repeat must be an integer from 0 to 64',
+    max_repeat: 64,
+  });
   assert.equal((await post(open, secret, '?repeat=-1')).status, 400);
+  const invalid = await post(open, Buffer.from([0x7a, 0xff, 0xfe]));
+  assert.equal(invalid.status, 400);
+  assert.equal((await invalid.json()).code, 'body_not_utf8');
   const zero = await (await post(open, secret, '?repeat=0')).json();
   assert.deepEqual(zero, { tokens: null, repeat: 0, bytes: secret.length });
   const top = await post(open, secret, '?repeat=64');
