@@ -247,18 +247,19 @@ fn literal_char_len(content: &[u8]) -> usize {
     }
 }
 
-/// Characters of a canonical literal's content (an escape is one character, a lone surrogate one).
+/// Characters of a canonical literal's content (an escape is one character, a lone surrogate one):
+/// its UTF-8 lead bytes, less the extra bytes of each escape (`\u` escapes are six, others two;
+/// an escape's bytes are ASCII, so each one is a lead byte).
 fn literal_chars(content: &[u8]) -> usize {
-    let escapes = content.iter().filter(|&&b| b == b'\\').count();
-    if escapes == 0 {
-        return content.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    let leads = content.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    let mut extra = 0;
+    let mut i = 0;
+    while let Some(at) = content[i..].iter().position(|&b| b == b'\\') {
+        let len = literal_char_len(&content[i + at..]);
+        extra += len - 1;
+        i += at + len;
     }
-    let (mut i, mut chars) = (0, 0);
-    while i < content.len() {
-        i += literal_char_len(&content[i..]);
-        chars += 1;
-    }
-    chars
+    leads - extra
 }
 
 /// Bytes of a canonical literal's content that hold its first `n` characters.
@@ -1127,6 +1128,37 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn literal_chars_count_each_escape_as_one_character() {
+        let naive = |content: &[u8]| {
+            let (mut i, mut chars) = (0, 0);
+            while i < content.len() {
+                i += literal_char_len(&content[i..]);
+                chars += 1;
+            }
+            chars
+        };
+        let fragments = [
+            "a", "é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f", r"\ud800", " ",
+        ];
+        let mut seed = 11u64;
+        for len in 0..300 {
+            let content: String = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    fragments[(seed >> 33) as usize % fragments.len()]
+                })
+                .collect();
+            assert_eq!(
+                literal_chars(content.as_bytes()),
+                naive(content.as_bytes()),
+                "{content}"
+            );
         }
     }
 
