@@ -179,3 +179,26 @@ fn every_corpus_case_matches_the_independent_implementation() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_fast_body_path_reads_every_corpus_body_as_the_general_path_does() {
+    let corpus = corpus();
+    let mut fast = 0;
+    let cases = corpus["cases"].as_array().unwrap();
+    for case in cases {
+        let bytes = body_bytes(case);
+        fast += usize::from(te::body::read(&bytes).is_some());
+        assert_eq!(
+            format!("{:?}", te::parse(&bytes)),
+            format!("{:?}", te::parse_general(&bytes)),
+            "{}",
+            case["id"]
+        );
+    }
+    // Every well-formed body has the common shape: the fast path must carry most of them.
+    assert!(
+        fast * 3 > cases.len() * 2,
+        "fast path took {fast} of {}",
+        cases.len()
+    );
+}

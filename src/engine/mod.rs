@@ -9,6 +9,8 @@ pub mod composition;
 pub mod json_lexeme;
 pub mod payment;
 pub mod sign;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod time;
 pub mod token_efficiency;
 pub mod token_opt;

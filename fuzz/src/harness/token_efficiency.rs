@@ -4,8 +4,9 @@
 //! payload string, with budget, reserve, keep_fields and caller read from the next bytes (so
 //! mutations land in the shaping code rather than in the envelope).
 //!
-//! Checks: refusals are members of `Refusal::ALL` and closed; an accepted body never fails the
-//! paid op (a `receipt_unreconciled` refusal means the engine shaped wrongly); the report's receipt
+//! Checks: the fast body path reads every body as the general path does; refusals are members of
+//! `Refusal::ALL` and closed; an accepted body never fails the paid op (a `receipt_unreconciled`
+//! refusal means the engine shaped wrongly); the report's receipt
 //! chain telescopes to submitted − shaped for tokens and characters; the shaped figures are the
 //! shaped text's own counts; the shaped text fits unless the exhaustion block says why not; the
 //! free pre-check agrees with the paid op; the receipt replays on the submission to the shaped
@@ -76,6 +77,12 @@ fn num(report: &Map<String, Value>, pointer: &str) -> u64 {
 }
 
 pub fn check_body(body: &[u8]) {
+    // The fast body path answers exactly as the general path, or leaves the body to it.
+    assert_eq!(
+        format!("{:?}", te::parse(body)),
+        format!("{:?}", te::parse_general(body)),
+        "the fast body path and the general path disagree"
+    );
     let Some(req) = parsed_or_closed_refusal(|| te::parse(body)) else {
         if let Err(refusal) = te::parse(body) {
             assert!(te::Refusal::ALL.contains(&refusal), "{}", refusal.code());

@@ -88,6 +88,12 @@ pub fn fast_canonical(text: &str) -> Option<String> {
 /// [`fast_canonical`] without the copy when the text is already canonical: source text that
 /// stands as it is is never copied piece by piece, only where the output departs from it.
 pub fn fast_canonical_of(text: &str) -> Option<Canonical> {
+    fast_canonical_with(text, Specials::Scan)
+}
+
+/// [`fast_canonical_of`], told where the text's `"`, `\` and control bytes are (`Specials::Known`,
+/// as the fast body path records them) so string contents are stepped over, not scanned.
+pub fn fast_canonical_with(text: &str, mut specials: Specials<'_>) -> Option<Canonical> {
     let mut p = Parser {
         bytes: text.as_bytes(),
         text,
@@ -98,7 +104,7 @@ pub fn fast_canonical_of(text: &str) -> Option<Canonical> {
         flushed: 0,
     };
     p.fast_whitespace(&mut out);
-    p.fast_value(&mut out, &mut Vec::new(), 0)?;
+    p.fast_value(&mut out, &mut Vec::new(), &mut specials, 0)?;
     p.fast_whitespace(&mut out);
     if p.pos != p.bytes.len() {
         return None;
@@ -156,12 +162,35 @@ pub fn plain_run(bytes: &[u8]) -> usize {
     i
 }
 
+/// Where plain runs (no `"`, `\\`, control byte) end: found by scanning, or read from the
+/// ascending offsets of every such byte of the text, stepping forward only.
+pub enum Specials<'s> {
+    Scan,
+    Known { offsets: &'s [u32], next: usize },
+}
+
+impl Specials<'_> {
+    /// Length of the plain run of `bytes` that starts at `at`.
+    #[inline]
+    fn plain_run(&mut self, bytes: &[u8], at: usize) -> usize {
+        match self {
+            Specials::Scan => plain_run(&bytes[at..]),
+            Specials::Known { offsets, next } => {
+                while offsets.get(*next).is_some_and(|&o| (o as usize) < at) {
+                    *next += 1;
+                }
+                offsets.get(*next).map_or(bytes.len(), |&o| o as usize) - at
+            }
+        }
+    }
+}
+
 /// End (past the closing quote) of the string literal starting at `start` when it is already
 /// spelled as JavaScript's well-formed `JSON.stringify` spells its value: only `\"`, `\\`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`, and lowercase `\u00xx` for the other control characters and
 /// `\udxxx` for lone surrogates are escaped, nothing else. `None` for anything else (another
 /// spelling, or not a string literal at all): the caller takes the exact path.
-fn canonical_literal_end(bytes: &[u8], start: usize) -> Option<usize> {
+fn canonical_literal_end(bytes: &[u8], start: usize, specials: &mut Specials) -> Option<usize> {
     let lower_hex = |at: usize| -> Option<u16> {
         let digits = bytes.get(at..at + 4)?;
         digits
@@ -172,7 +201,7 @@ fn canonical_literal_end(bytes: &[u8], start: usize) -> Option<usize> {
     };
     let mut i = start + 1;
     loop {
-        i += plain_run(&bytes[i..]);
+        i += specials.plain_run(bytes, i);
         match *bytes.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *bytes.get(i + 1)? {
@@ -430,9 +459,9 @@ impl<'a> Parser<'a> {
 
     /// An escape-free string literal (with its quotes) at the cursor; the cursor is left unmoved
     /// and `None` returned when the literal holds an escape or a control character.
-    fn plain_string_slice(&mut self) -> Option<&'a str> {
+    fn plain_string_slice(&mut self, specials: &mut Specials) -> Option<&'a str> {
         let start = self.pos;
-        let end = start + 1 + plain_run(&self.bytes[start + 1..]);
+        let end = start + 1 + specials.plain_run(self.bytes, start + 1);
         if self.bytes.get(end) == Some(&b'"') {
             self.pos = end + 1;
             Some(&self.text[start..=end])
@@ -461,6 +490,7 @@ impl<'a> Parser<'a> {
         &mut self,
         out: &mut Emitter,
         keys: &mut Vec<&'a str>,
+        specials: &mut Specials,
         depth: usize,
     ) -> Option<()> {
         match self.peek()? {
@@ -483,7 +513,7 @@ impl<'a> Parser<'a> {
                         if self.peek() != Some(b'"') {
                             return None;
                         }
-                        let key = self.plain_string_slice()?;
+                        let key = self.plain_string_slice(specials)?;
                         let name = &key[1..key.len() - 1];
                         if name.as_bytes().first().is_some_and(u8::is_ascii_digit) {
                             let index_like: Vec<u16> = name.encode_utf16().take(11).collect();
@@ -510,7 +540,7 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         self.fast_whitespace(out);
                     }
-                    self.fast_value(out, keys, depth + 1)?;
+                    self.fast_value(out, keys, specials, depth + 1)?;
                     self.fast_whitespace(out);
                     match self.peek()? {
                         b',' => self.pos += 1,
@@ -524,7 +554,7 @@ impl<'a> Parser<'a> {
                 }
             }
             b'"' => {
-                if let Some(end) = canonical_literal_end(self.bytes, self.pos) {
+                if let Some(end) = canonical_literal_end(self.bytes, self.pos, specials) {
                     self.pos = end;
                 } else {
                     let start = self.pos;
@@ -813,20 +843,11 @@ mod tests {
             "\u{1}",
             "\"",
         ];
-        let mut seed = 0x2545_F491_u64;
+        let mut rng = crate::engine::test_rng::Lcg(0x2545_F491);
         let (mut canonical, mut rewritten) = (0, 0);
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
         for _ in 0..4000 {
-            let mut literal = String::from("\"");
-            for _ in 0..next() % 5 {
-                literal.push_str(fragments[next() % fragments.len()]);
-            }
-            literal.push('"');
+            let len = rng.below(5);
+            let literal = format!("\"{}\"", rng.text(&fragments, len));
             let mut parser = Parser {
                 bytes: literal.as_bytes(),
                 text: &literal,
@@ -840,7 +861,8 @@ mod tests {
                 }
                 _ => false,
             };
-            let fast = canonical_literal_end(literal.as_bytes(), 0) == Some(literal.len());
+            let fast = canonical_literal_end(literal.as_bytes(), 0, &mut Specials::Scan)
+                == Some(literal.len());
             assert_eq!(fast, oracle, "{literal}");
             canonical += usize::from(oracle);
             rewritten += usize::from(!oracle);

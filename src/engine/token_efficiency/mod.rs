@@ -11,6 +11,7 @@
 //! receipt before it leaves ([`shape::reconcile`]), failing closed with
 //! [`Refusal::ReceiptUnreconciled`]; no refusal or ledger value carries any part of the submission.
 
+pub mod body;
 pub mod criteria_doc;
 pub mod json;
 pub mod refusal;
@@ -151,11 +152,36 @@ fn body_members(text: &str) -> Result<Vec<(String, Field)>, Refusal> {
 
 /// Free validation of the raw body bytes (nothing is counted or charged here).
 pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
+    parse_with(body, true)
+}
+
+/// [`parse`] without the fast body path: the general path alone (tests and the fuzz harness
+/// compare the two).
+pub fn parse_general(body: &[u8]) -> Result<Request, Refusal> {
+    parse_with(body, false)
+}
+
+fn parse_with(body: &[u8], fast: bool) -> Result<Request, Refusal> {
     if body.len() > BODY_CAP {
         return Err(Refusal::BodyOverCap);
     }
-    let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
-    let mut members = body_members(text)?;
+    // The common body takes the fast path (one pass over the payload, which also tells the
+    // canonical check where its quotes, backslashes and control bytes are); anything else, and
+    // every refusal, takes the general one.
+    let (mut members, specials) = match fast.then(|| body::read(body)).flatten() {
+        Some(fast) => {
+            let members = fast
+                .members
+                .into_iter()
+                .map(|(k, v)| (k, Field::from_serde(v)))
+                .collect();
+            (members, Some(fast.specials))
+        }
+        None => {
+            let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
+            (body_members(text)?, None)
+        }
+    };
     if members
         .iter()
         .any(|(k, _)| !BODY_MEMBERS.contains(&k.as_str()))
@@ -209,7 +235,11 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
     };
     let payload_chars = payload.chars().count() as u64;
     // (canonical text, is JSON, whether it is the payload unchanged)
-    let (canonical, is_json, unchanged) = match json::fast_canonical_of(&payload) {
+    let specials = match &specials {
+        Some(offsets) => json::Specials::Known { offsets, next: 0 },
+        None => json::Specials::Scan,
+    };
+    let (canonical, is_json, unchanged) = match json::fast_canonical_with(&payload, specials) {
         Some(json::Canonical::Same) => (payload, true, true),
         Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
         None => match json::parse(&payload) {

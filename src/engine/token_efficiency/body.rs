@@ -1,0 +1,265 @@
+//! Fast path for the common request body: one JSON object of known members, each at most once,
+//! whose `payload` is a string.
+//!
+//! The payload literal is unescaped in one pass, eight bytes at a time written unconditionally
+//! (no copy call per run between escapes), and the pass records where `"`, `\` and control bytes
+//! land in the payload: inside a valid JSON string only escapes produce them, so the list is
+//! complete by construction, and the canonical check steps over string contents with it instead
+//! of scanning them ([`super::json::fast_canonical_with`]).
+//!
+//! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
+//! the members the general path reads (serde_json reads every other member's value); anything
+//! else — an unknown, repeated or escaped key, a payload that is not a string, a lone surrogate,
+//! not JSON, not UTF-8 — answers `None` and the general path decides, refusals included. Nothing
+//! here renders or keeps any part of the body.
+
+use crate::engine::json_lexeme::hex4;
+use serde_json::Value;
+
+/// A body read by the fast path.
+pub struct FastBody {
+    /// Every member in body order, the payload as `Value::String`.
+    pub members: Vec<(String, Value)>,
+    /// Offsets in the payload of every `"`, `\` and byte below 0x20, ascending.
+    pub specials: Vec<u32>,
+}
+
+const MEMBERS: [&str; 5] = [
+    "payload",
+    "budget_tokens",
+    "keep_fields",
+    "reserve_tokens",
+    "caller",
+];
+
+fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Reads `body` when it has the common shape (see the module documentation).
+pub fn read(body: &[u8]) -> Option<FastBody> {
+    // Offsets are u32; bodies are capped far below.
+    if u32::try_from(body.len()).is_err() {
+        return None;
+    }
+    let mut i = skip_whitespace(body, 0);
+    if body.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_whitespace(body, i + 1);
+    let mut members = Vec::with_capacity(MEMBERS.len());
+    let mut seen = [false; MEMBERS.len()];
+    let mut specials = Vec::new();
+    loop {
+        if body.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = i + 1 + body[i + 1..].iter().position(|&b| b == b'"')?;
+        let key = &body[i + 1..end];
+        let which = MEMBERS.iter().position(|m| m.as_bytes() == key)?;
+        if std::mem::replace(&mut seen[which], true) {
+            return None;
+        }
+        i = skip_whitespace(body, end + 1);
+        if body.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_whitespace(body, i + 1);
+        let value = if which == 0 {
+            if body.get(i) != Some(&b'"') {
+                return None;
+            }
+            let (end, payload) = unescape(body, i + 1, &mut specials)?;
+            i = end;
+            Value::String(payload)
+        } else {
+            let mut values = serde_json::Deserializer::from_slice(&body[i..]).into_iter();
+            let value = values.next()?.ok()?;
+            i += values.byte_offset();
+            value
+        };
+        members.push((MEMBERS[which].to_owned(), value));
+        i = skip_whitespace(body, i);
+        match body.get(i)? {
+            b',' => i = skip_whitespace(body, i + 1),
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if skip_whitespace(body, i + 1) != body.len() || !seen[0] {
+        return None;
+    }
+    Some(FastBody { members, specials })
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Nonzero when any byte of `w` is `"`, `\` or below 0x20 (its lowest set high bit marks the
+/// first such byte).
+#[inline]
+fn special_bytes(w: u64) -> u64 {
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    has_zero(w ^ (ONES * u64::from(b'"')))
+        | has_zero(w ^ (ONES * u64::from(b'\\')))
+        | has_zero(w & (ONES * 0xE0))
+}
+
+/// Unescapes the string literal whose content starts at `start` (after its opening quote):
+/// the index past its closing quote and its text. Records in `specials` the offset of every
+/// `"`, `\` and control byte written. `None` for an invalid or lone-surrogate escape, a raw
+/// control byte, an unterminated literal, or text that is not UTF-8.
+fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usize, String)> {
+    // The text is never longer than the literal's bytes; 8 bytes of slack for the wide writes
+    // are covered because at least 8 input bytes remain whenever one is made.
+    let mut out = vec![0u8; bytes.len() - start];
+    let (mut i, mut o) = (start, 0);
+    loop {
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            out[o..o + 8].copy_from_slice(chunk);
+            let special = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
+            if special != 0 {
+                let plain = (special.trailing_zeros() / 8) as usize;
+                i += plain;
+                o += plain;
+                break;
+            }
+            i += 8;
+            o += 8;
+        }
+        let (written, read) = match *bytes.get(i)? {
+            b'"' => {
+                out.truncate(o);
+                return Some((i + 1, String::from_utf8(out).ok()?));
+            }
+            b'\\' => {
+                let unit = match *bytes.get(i + 1)? {
+                    b'"' => u32::from(b'"'),
+                    b'\\' => u32::from(b'\\'),
+                    b'/' => u32::from(b'/'),
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => 0x0a,
+                    b'r' => 0x0d,
+                    b't' => 0x09,
+                    b'u' => u32::from(hex4(bytes, i + 2)?),
+                    _ => return None,
+                };
+                let (c, read) = match unit {
+                    0xd800..=0xdbff => {
+                        if bytes.get(i + 6..i + 8) != Some(b"\\u") {
+                            return None;
+                        }
+                        let low = u32::from(hex4(bytes, i + 8)?);
+                        if !(0xdc00..=0xdfff).contains(&low) {
+                            return None;
+                        }
+                        let c = char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
+                        (c?, 12)
+                    }
+                    _ => (
+                        char::from_u32(unit)?,
+                        if bytes[i + 1] == b'u' { 6 } else { 2 },
+                    ),
+                };
+                let written = c.encode_utf8(&mut [0; 4]).len();
+                c.encode_utf8(&mut out[o..o + written]);
+                if c == '"' || c == '\\' || c < ' ' {
+                    specials.push(o as u32);
+                }
+                (written, read)
+            }
+            b if b < 0x20 => return None,
+            b => {
+                // Fewer than 8 bytes are left: one at a time.
+                out[o] = b;
+                (1, 1)
+            }
+        };
+        i += read;
+        o += written;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::test_rng::Lcg;
+
+    #[test]
+    fn payload_text_and_specials_equal_serde_and_a_scan() {
+        let fragments = [
+            "a",
+            "é",
+            "中",
+            "😀",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\n",
+            "\\r",
+            "\\t",
+            "\\u0000",
+            "\\u001F",
+            "\\u0022",
+            "\\u005c",
+            "\\u0041",
+            "\\u00e9",
+            "\\u2028",
+            "\\ud83d\\ude00",
+            "\\uD83D\\uDE00",
+            " ",
+            "xxxxxxxxxxxxxxxxxxx",
+            "\u{2028}",
+        ];
+        let mut rng = Lcg(5);
+        for len in 0..400 {
+            let literal = rng.text(&fragments, len % 60);
+            let body = format!(r#"{{"payload":"{literal}","budget_tokens":5}}"#);
+            let fast = read(body.as_bytes()).expect("the common shape");
+            let general: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(fast.members[0].1, general["payload"], "{literal}");
+            let text = general["payload"].as_str().unwrap();
+            let scanned: Vec<u32> = (0..text.len() as u32)
+                .filter(|&at| matches!(text.as_bytes()[at as usize], b'"' | b'\\' | 0..=0x1f))
+                .collect();
+            assert_eq!(fast.specials, scanned, "{literal}");
+        }
+    }
+
+    #[test]
+    fn anything_but_the_common_shape_is_left_to_the_general_path() {
+        for body in [
+            r#"{"payload":"a\ud800","budget_tokens":5}"#,
+            r#"{"payload":"a\udc00b","budget_tokens":5}"#,
+            r#"{"payload":"a\x","budget_tokens":5}"#,
+            "{\"payload\":\"a\u{1}\",\"budget_tokens\":5}",
+            r#"{"payload":"a","payload":"b","budget_tokens":5}"#,
+            r#"{"pay\u006coad":"a","budget_tokens":5}"#,
+            r#"{"payload":"a","budget_tokens":5,"extra":1}"#,
+            r#"{"payload":5,"budget_tokens":5}"#,
+            r#"{"budget_tokens":5}"#,
+            r#"{"payload":"a","budget_tokens":5}x"#,
+            r#"{"payload":"a","budget_tokens":5,}"#,
+            r#"{"payload":"a","budget_tokens":}"#,
+            r#"{"payload":"unterminated"#,
+            r#"["payload"]"#,
+            "",
+        ] {
+            assert!(read(body.as_bytes()).is_none(), "{body}");
+        }
+        assert!(read(b"{\"payload\":\"\xff\",\"budget_tokens\":5}").is_none());
+        let fast = read(
+            br#" { "caller" : "x" , "keep_fields":["a.b"], "payload" : "p" ,"budget_tokens":1e3 } "#,
+        )
+        .expect("whitespace and member order are free");
+        let names: Vec<&str> = fast.members.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["caller", "keep_fields", "payload", "budget_tokens"]);
+        assert_eq!(fast.members[3].1, serde_json::json!(1000.0));
+    }
+}
