@@ -1144,16 +1144,9 @@ mod tests {
         let fragments = [
             "a", "é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f", r"\ud800", " ",
         ];
-        let mut seed = 11u64;
+        let mut rng = crate::engine::test_rng::Lcg(11);
         for len in 0..300 {
-            let content: String = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    fragments[(seed >> 33) as usize % fragments.len()]
-                })
-                .collect();
+            let content = rng.text(&fragments, len);
             assert_eq!(
                 literal_chars(content.as_bytes()),
                 naive(content.as_bytes()),
@@ -1182,18 +1175,17 @@ mod tests {
             "[]",
             "21",
         ];
-        let mut state = 17u64;
+        let mut rng = crate::engine::test_rng::Lcg(17);
+        let mut repeats = 0;
         for _ in 0..200 {
             let mut entries = Vec::new();
-            for _ in 0..1 + (state % 40) as usize {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let pick = |shift: u32| atoms[((state >> shift) % atoms.len() as u64) as usize];
-                entries.push(match (state >> 60) % 3 {
-                    0 => pick(33).to_owned(),
-                    1 => format!("[{},{}]", pick(33), pick(41)),
-                    _ => format!("{{\"a\":{},\"b\":{}}}", pick(33), pick(47)),
+            for _ in 0..1 + rng.below(40) {
+                let kind = rng.below(3);
+                let mut pick = || atoms[rng.below(atoms.len())];
+                entries.push(match kind {
+                    0 => pick().to_owned(),
+                    1 => format!("[{},{}]", pick(), pick()),
+                    _ => format!("{{\"a\":{},\"b\":{}}}", pick(), pick()),
                 });
             }
             let text = format!("[{}]", entries.join(","));
@@ -1203,7 +1195,12 @@ mod tests {
                 .map(|i| entries[..i].contains(&entries[i]))
                 .collect();
             assert_eq!(doc.duplicates(&children), expected, "{text}");
+            repeats += expected.iter().filter(|&&d| d).count();
         }
+        assert!(
+            repeats > 500,
+            "the random arrays must hold repeats ({repeats})"
+        );
     }
 
     #[test]
