@@ -3,9 +3,10 @@
 //! The pre-tokenizer is local: the piece starting at `s` depends only on the bytes up to its
 //! lookahead (see [`split::piece_lookahead`]). So for a probe `text[..B] + suffix`, every piece of
 //! `text` whose lookahead ends at or before `B` is also a piece of the probe, with the same ids.
-//! [`Analysis`] tokenizes `text` once and records, for each piece boundary, the tokens before it and
-//! the furthest lookahead of the pieces before it; a probe then re-tokenizes only from the last
-//! boundary that is safe for `B` ("the local tail") plus the suffix.
+//! [`Analysis`] tokenizes `text` once and knows, for each piece boundary, the tokens before it and
+//! the furthest lookahead of the pieces before it (recorded every 4 KiB while counting, and for
+//! every piece of a segment when a probe first lands in it); a probe then re-tokenizes only from
+//! the last boundary that is safe for `B` ("the local tail") plus the suffix.
 //!
 //! One case needs more: when the cut falls inside one long letter or symbol piece (a 256 KiB
 //! word, base64 padding "AAAA…", a run of emoji or "====="), the local tail is that whole piece prefix and re-merging it per probe would
@@ -125,8 +126,8 @@ fn lookahead_before(bytes: &[u8], previous_start: usize, start: usize) -> usize 
     }
 }
 
-/// Bytes between checkpoints: the count pass records one boundary per segment, and a probe
-/// re-splits (never re-merges) only the segment it lands in.
+/// Bytes between checkpoints: the count pass records one boundary per segment, and a probe splits
+/// and counts again only the segment it lands in (a long piece reuses its kept merge).
 const SEGMENT: usize = 4096;
 
 /// A boundary by segment and position inside it.
