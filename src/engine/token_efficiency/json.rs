@@ -135,20 +135,27 @@ impl Emitter {
     }
 }
 
-/// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
-/// no control character. Eight bytes at a time (SWAR), then byte by byte.
-pub fn plain_run(bytes: &[u8]) -> usize {
+/// Nonzero when any byte of the little-endian word `w` is `"`, `\\` or below 0x20; its lowest
+/// set bit is the high bit of the first such byte (SWAR: a byte is zero iff subtracting 1 borrows
+/// into its high bit, which was clear).
+#[inline]
+pub fn special_bytes(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    // A byte below 0x20 has its top three bits clear: (b & 0xE0) == 0.
+    has_zero(w ^ (ONES * u64::from(b'"')))
+        | has_zero(w ^ (ONES * u64::from(b'\\')))
+        | has_zero(w & (ONES * 0xE0))
+}
+
+/// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
+/// no control character. Eight bytes at a time (SWAR), then byte by byte.
+pub fn plain_run(bytes: &[u8]) -> usize {
     let mut i = 0;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        // A byte below 0x20 has its top three bits clear: (b & 0xE0) == 0.
-        let special = has_zero(w ^ (ONES * u64::from(b'"')))
-            | has_zero(w ^ (ONES * u64::from(b'\\')))
-            | has_zero(w & (ONES * 0xE0));
-        if special != 0 {
+        if special_bytes(w) != 0 {
             break;
         }
         i += 8;
