@@ -1,7 +1,8 @@
 //! token-efficiency benchmark (release profile, one run): `cargo bench --bench token_efficiency`.
 //!
 //! For every `cap-*` case of corpus/token-efficiency/corpus.json that is not a refusal (bodies at or
-//! near the 262,144-byte cap), measures several runs of: one tokenization of the canonical payload
+//! near the 262,144-byte cap), and for the real-record bodies built beside them ([`real_cases`]),
+//! measures 200 runs of: one tokenization of the canonical payload
 //! (`tokenizer::count`), the same text tokenized with the prefix analysis the budget op's S-4
 //! search needs (`Tokenized::new`: a floor under the budget path, owned by the tokenizer), the free
 //! precheck path (`parse` + `precheck`) and the paid path (`parse` + `run`), and prints each as a
@@ -19,7 +20,7 @@ use serde_json::Value;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 25;
+const RUNS: usize = 200;
 
 fn fastest(samples: Vec<Duration>) -> Duration {
     samples.into_iter().min().expect("at least one run")
