@@ -1,8 +1,9 @@
 //! Fast path for the common request body: one JSON object of known members, each at most once,
 //! whose `payload` is a string.
 //!
-//! The payload literal is unescaped in one pass, eight bytes at a time written unconditionally
-//! (no copy call per run between escapes), and the pass records where `"`, `\` and control bytes
+//! The payload literal is unescaped in one pass — short runs between escapes eight bytes at a
+//! time written unconditionally (no copy call per run), longer runs found first and copied at
+//! once — and the pass records where `"`, `\` and control bytes
 //! land in the payload: inside a valid JSON string only escapes produce them, so the list is
 //! complete by construction, and the canonical check steps over string contents with it instead
 //! of scanning them ([`super::json::fast_canonical_with`]).
