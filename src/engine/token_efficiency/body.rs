@@ -3,10 +3,10 @@
 //!
 //! The payload literal is unescaped in one pass — short runs between escapes eight bytes at a
 //! time written unconditionally (no copy call per run), longer runs found first and copied at
-//! once — and the pass records where `"`, `\` and control bytes
-//! land in the payload: inside a valid JSON string only escapes produce them, so the list is
-//! complete by construction, and the canonical check steps over string contents with it instead
-//! of scanning them ([`super::json::fast_canonical_with`]).
+//! once — and the pass records where `"`, `\` and control bytes land in the payload: inside a
+//! valid JSON string only escapes produce them, so the list is complete by construction, and the
+//! canonical check steps over string contents with it instead of scanning them
+//! ([`super::json::fast_canonical_with`]).
 //!
 //! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
 //! the members the general path reads (serde_json reads every other member's value); anything
