@@ -12,6 +12,7 @@
 //! [`Refusal::ReceiptUnreconciled`]; no refusal or ledger value carries any part of the submission.
 
 pub mod body;
+pub mod census;
 pub mod criteria_doc;
 pub mod json;
 pub mod refusal;

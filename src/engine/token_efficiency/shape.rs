@@ -17,6 +17,7 @@
 //! still over the effective budget; S-4 at most once, last; the root value is neither a field nor an
 //! array element; exhaustion returns the submitted canonical form with an empty receipt.
 
+use super::census::{self, fingerprint};
 use super::json::plain_run;
 use crate::engine::tokenizer::{self, Tokenized};
 use std::collections::{HashMap, HashSet};
@@ -877,22 +878,6 @@ impl<'t> Document<'t> {
     }
 }
 
-/// A 64-bit fingerprint of `bytes` (multiplicative mixing of 8-byte words): equal bytes give equal
-/// fingerprints; different bytes almost always differ.
-fn fingerprint(bytes: &[u8]) -> u64 {
-    const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut words = bytes.chunks_exact(8);
-    let mut hash = bytes.len() as u64;
-    for word in &mut words {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        hash = (hash.rotate_left(23) ^ word).wrapping_mul(MIX);
-    }
-    let mut last = [0u8; 8];
-    last[..words.remainder().len()].copy_from_slice(words.remainder());
-    hash = (hash.rotate_left(23) ^ u64::from_le_bytes(last)).wrapping_mul(MIX);
-    hash ^ (hash >> 29)
-}
-
 fn slice_chars(text: &str, start: usize, end: usize) -> &str {
     let (a, _) = tokenizer::char_boundary(text, start);
     let (b, _) = tokenizer::char_boundary(&text[a..], end - start);
@@ -914,7 +899,9 @@ pub struct Submission<'s, 't> {
 /// character count is the caller's; a wrong one cannot pass the reconciliation, which recounts the
 /// shaped text.
 ///
-/// Cost: the submitted text is tokenized once (by the caller). S-1..S-3 count only the windows
+/// Cost: the submitted text is tokenized once (by the caller). When keep_fields is empty and
+/// [`census::untouched_by_s1_to_s3`] shows S-1..S-3 have nothing to act on, no tree is built.
+/// Otherwise S-1..S-3 count only the windows
 /// around their edits; when they edited anything, the edited text is counted once more, which
 /// checks the windowed chain against a full count and (tokenized with its prefix analysis when
 /// S-4 must run) serves the S-4 search. S-4 re-tokenizes
@@ -941,31 +928,33 @@ pub fn shape(
     if submitted_tokens <= budget {
         return Ok(unchanged(None));
     }
-    // S-1..S-3 on the tree; `edited` holds the live text when they changed anything.
-    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = if json {
-        let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
-        doc.tokens = submitted_tokens;
-        doc.chars = submitted_chars;
-        doc.s1(0);
-        if doc.tokens > budget {
-            doc.s2(0);
-        }
-        if doc.tokens > budget {
-            doc.s3(0);
-        }
-        let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
-        let (floor, spans) = doc.protected_spans();
-        (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
-    } else {
-        (
-            None,
-            0,
-            Vec::new(),
-            Vec::new(),
-            submitted_tokens,
-            submitted_chars,
-        )
-    };
+    // S-1..S-3 on the tree, unless a one-pass census shows they find nothing to act on (text-only
+    // payloads have no tree); `edited` holds the live text when they changed anything.
+    let (edited, floor, spans, mut receipt, tokens_now, chars_now) =
+        if !json || (keep.is_empty() && census::untouched_by_s1_to_s3(canonical)) {
+            (
+                None,
+                0,
+                Vec::new(),
+                Vec::new(),
+                submitted_tokens,
+                submitted_chars,
+            )
+        } else {
+            let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
+            doc.tokens = submitted_tokens;
+            doc.chars = submitted_chars;
+            doc.s1(0);
+            if doc.tokens > budget {
+                doc.s2(0);
+            }
+            if doc.tokens > budget {
+                doc.s3(0);
+            }
+            let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
+            let (floor, spans) = doc.protected_spans();
+            (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
+        };
     // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
     // its count.
     let retokenized = edited
@@ -1200,6 +1189,70 @@ mod tests {
         assert!(
             repeats > 500,
             "the random arrays must hold repeats ({repeats})"
+        );
+    }
+
+    /// The census's `true` is a proof: on random payloads (nulls, empties, repeats, long strings,
+    /// escapes, integer-like and duplicate keys) the tree's S-1..S-3 then edit nothing; and where
+    /// the tree edits nothing and no literal is over the cap in bytes, the census says so.
+    #[test]
+    fn the_census_agrees_with_the_tree() {
+        fn value(rng: &mut crate::engine::test_rng::Lcg, depth: usize, unique: &mut u64) -> String {
+            let long = "y".repeat(S3_CAP_CHARS + 1 - (rng.below(2)));
+            let pick = rng.below(if depth == 0 { 8 } else { 12 });
+            match pick {
+                0 => "null".to_owned(),
+                1 => "\"\"".to_owned(),
+                2 => rng.below(3).to_string(),
+                3 | 4 => {
+                    *unique += 1;
+                    unique.to_string()
+                }
+                5 => "\"a\\\"b\"".to_owned(),
+                6 => format!("\"{long}\""),
+                7 => ["true", "false", "1.5e300", "[]", "{}"][rng.below(5)].to_owned(),
+                8 | 9 => {
+                    let items: Vec<String> = (0..rng.below(5))
+                        .map(|_| value(rng, depth - 1, unique))
+                        .collect();
+                    format!("[{}]", items.join(","))
+                }
+                _ => {
+                    let members: Vec<String> = (0..rng.below(5))
+                        .map(|_| {
+                            let key = ["a", "b", "c", "1", "0", "k\\n"][rng.below(6)];
+                            format!("\"{key}\":{}", value(rng, depth - 1, unique))
+                        })
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }
+            }
+        }
+        let mut rng = crate::engine::test_rng::Lcg(29);
+        let (mut proofs, mut edits) = (0, 0);
+        for _ in 0..3000 {
+            let mut unique = 100;
+            let payload = value(&mut rng, 4, &mut unique);
+            let canonical = stringify(&parse(&payload).expect("generated JSON"));
+            let mut doc = Document::build(&canonical, &HashSet::new()).expect("canonical");
+            doc.tokens = tokenizer::count(&canonical) as u64;
+            doc.chars = canonical.chars().count() as u64;
+            doc.s1(0);
+            doc.s2(0);
+            doc.s3(0);
+            let untouched = census::untouched_by_s1_to_s3(&canonical);
+            if untouched {
+                assert!(doc.receipt.is_empty(), "{canonical}");
+                proofs += 1;
+            } else if doc.receipt.is_empty() {
+                assert!(canonical.len() > S3_CAP_CHARS, "{canonical}");
+            } else {
+                edits += 1;
+            }
+        }
+        assert!(
+            proofs > 300 && edits > 300,
+            "{proofs} proofs, {edits} edits"
         );
     }
 
