@@ -7,7 +7,6 @@
 //! path, so the answer costs time at worst, never exactness. It needs no keep_fields: protection
 //! only exempts content from removal, and here nothing is removed.
 
-use super::json::plain_run;
 use super::shape::S3_CAP_CHARS;
 
 /// An open container while scanning: for an array, where its entries' fingerprints begin in the
@@ -18,26 +17,27 @@ struct Open {
     entry_start: usize,
 }
 
-/// Fingerprinting visits each byte once per array that encloses it; past this many times the
-/// payload's length (deeply nested arrays), the scan gives up rather than go quadratic.
-const HASHED_BYTES_PER_BYTE: usize = 4;
+/// Entries whose length and [`sample`] agree are compared byte for byte; past this many times the
+/// payload's length compared (many near-identical entries, nested), the census gives up rather
+/// than go quadratic.
+const COMPARED_BYTES_PER_BYTE: usize = 4;
 
 /// `true` when, in the compact canonical JSON `canonical`:
-/// - no array holds two entries of equal length and equal [`fingerprint`] (so none repeats an
-///   earlier entry byte for byte: S-1 removes nothing);
+/// - no array holds two byte-identical entries (S-1 removes nothing): entries are sorted by length
+///   and a [`sample`] of their bytes, and only entries agreeing on both are compared in full;
 /// - no object field's value is `null`, `""`, `[]` or `{}` (S-2 removes nothing, and with nothing
 ///   removed no emptiness can cascade);
 /// - no string literal is longer than the S-3 cap in bytes (a literal never has more characters than
 ///   bytes: S-3 truncates nothing).
 ///
-/// Cost: one pass over the text (string contents stepped over eight bytes at a time), one
-/// fingerprint of each array entry, one sort of each array's fingerprints.
+/// Cost: one pass over the text (string contents stepped over eight bytes at a time), a sample of
+/// each array entry, one sort of each array's samples, and full comparisons only where samples tie.
 pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
     let bytes = canonical.as_bytes();
     let mut open: Vec<Open> = Vec::new();
-    let mut entries: Vec<(usize, u64)> = Vec::new();
-    let mut hashed = 0usize;
-    let hash_allowance = bytes.len().saturating_mul(HASHED_BYTES_PER_BYTE);
+    let mut entries: Vec<(usize, u64, usize)> = Vec::new();
+    let mut compared = 0usize;
+    let compare_allowance = bytes.len().saturating_mul(COMPARED_BYTES_PER_BYTE);
     let mut i = 0usize;
     'value: loop {
         match bytes.get(i) {
@@ -89,11 +89,7 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
             };
             if top.array {
                 let entry = &bytes[top.entry_start..i];
-                hashed += entry.len();
-                if hashed > hash_allowance {
-                    return false;
-                }
-                entries.push((entry.len(), fingerprint(entry)));
+                entries.push((entry.len(), sample(entry), top.entry_start));
             }
             match (top.array, bytes.get(i)) {
                 (_, Some(b',')) => {
@@ -111,9 +107,10 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                 (true, Some(b']')) | (false, Some(b'}')) => {
                     i += 1;
                     let first = top.first_entry;
-                    let own = &mut entries[first..];
-                    own.sort_unstable();
-                    if own.windows(2).any(|pair| pair[0] == pair[1]) {
+                    if repeats(bytes, &mut entries[first..], &mut compared)
+                        .is_none_or(|repeated| repeated)
+                        || compared > compare_allowance
+                    {
                         return false;
                     }
                     entries.truncate(first);
@@ -144,28 +141,90 @@ fn field_value(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// End (past the closing quote) of the string literal starting at `start`, or `None` when it is
-/// not a string literal or its contents are over the S-3 cap in bytes.
+/// not a string literal or its contents are over the S-3 cap in bytes. Only `"` and `\\` are looked
+/// for: canonical text holds no raw control character.
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
     loop {
-        i += plain_run(&bytes[i..]);
+        i = next_quote_or_backslash(bytes, i);
         if i - start - 1 > S3_CAP_CHARS {
             return None;
         }
         match bytes.get(i)? {
-            b'"' => {
-                return (i - start - 1 <= S3_CAP_CHARS).then_some(i + 1);
-            }
-            b'\\' => i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 },
-            _ => return None,
+            b'"' => return Some(i + 1),
+            _ => i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 },
         }
     }
+}
+
+/// The offset of the first `"` or `\\` at or after `at` (the text's length when there is none):
+/// eight bytes at a time (SWAR), the first match read off the lowest flagged byte (a borrow can
+/// flag a byte falsely only above a true match, never below one).
+fn next_quote_or_backslash(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let found =
+            has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(|&b| b != b'"' && b != b'\\') {
+        at += 1;
+    }
+    at
+}
+
+/// A cheap key of `bytes` for telling array entries apart: their first, middle and last eight
+/// bytes (fewer when shorter). Equal bytes give equal samples; entries that differ only elsewhere
+/// tie, and [`repeats`] then compares them in full.
+fn sample(bytes: &[u8]) -> u64 {
+    let word = |at: usize| -> u64 {
+        let mut w = [0u8; 8];
+        let end = (at + 8).min(bytes.len());
+        w[..end - at].copy_from_slice(&bytes[at..end]);
+        u64::from_le_bytes(w)
+    };
+    let last = bytes.len().saturating_sub(8);
+    (word(0).rotate_left(21) ^ word(last / 2).rotate_left(42) ^ word(last)).wrapping_mul(MIX)
+}
+
+const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Whether any two of one array's `entries` (length, sample, start in `bytes`) are byte-identical:
+/// sorted by (length, sample), each run that ties is sorted by its bytes and its neighbours
+/// compared. Adds the bytes it compares to `compared`; `None` if an entry is out of bounds.
+fn repeats(
+    bytes: &[u8],
+    entries: &mut [(usize, u64, usize)],
+    compared: &mut usize,
+) -> Option<bool> {
+    entries.sort_unstable();
+    let mut texts: Vec<&[u8]> = Vec::new();
+    for run in entries.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1) {
+        if run.len() < 2 {
+            continue;
+        }
+        texts.clear();
+        for &(len, _, start) in run {
+            texts.push(bytes.get(start..start + len)?);
+        }
+        *compared = compared.saturating_add(run.len() * run[0].0 * run.len().ilog2() as usize);
+        texts.sort_unstable();
+        if texts.windows(2).any(|pair| pair[0] == pair[1]) {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 /// A 64-bit fingerprint of `bytes` (multiplicative mixing of 8-byte words): equal bytes give equal
 /// fingerprints; different bytes almost always differ.
 pub fn fingerprint(bytes: &[u8]) -> u64 {
-    const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut words = bytes.chunks_exact(8);
     let mut hash = bytes.len() as u64;
     for word in &mut words {
@@ -214,15 +273,56 @@ mod tests {
     }
 
     #[test]
+    fn the_quote_finder_equals_a_byte_scan() {
+        let mut rng = crate::engine::test_rng::Lcg(7);
+        for _ in 0..2000 {
+            let len = rng.below(40);
+            let text: Vec<u8> = (0..len)
+                .map(|_| match rng.below(12) {
+                    0 => b'"',
+                    1 => b'\\',
+                    2 => 0x80 | rng.below(64) as u8,
+                    3 => 0x21,
+                    4 => 0x5d,
+                    _ => b'a' + rng.below(26) as u8,
+                })
+                .collect();
+            for at in 0..=len {
+                let expected = (at..len)
+                    .find(|&i| matches!(text[i], b'"' | b'\\'))
+                    .unwrap_or(len);
+                assert_eq!(
+                    next_quote_or_backslash(&text, at),
+                    expected,
+                    "{text:?} {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn what_it_cannot_show_is_refused() {
         // Over the cap in bytes but not in characters: the tree decides.
         let wide = format!("{{\"a\":\"{}\"}}", "é".repeat(S3_CAP_CHARS));
         assert!(!untouched_by_s1_to_s3(&wide));
-        // Arrays nested past the hashing allowance.
-        let deep = format!("{}1{}", "[".repeat(64), "]".repeat(64));
-        assert!(!untouched_by_s1_to_s3(&deep));
-        let shallow = format!("{}1{}", "[".repeat(3), "]".repeat(3));
-        assert!(untouched_by_s1_to_s3(&shallow));
+        // Deep nesting costs nothing extra; many distinct entries that tie on length and sample
+        // (they differ only in bytes the sample skips) cost full comparisons, up to an allowance.
+        let deep = format!("{}1{}", "[".repeat(4096), "]".repeat(4096));
+        assert!(untouched_by_s1_to_s3(&deep));
+        let ties = |n: usize| {
+            let entries: Vec<String> = (0..n)
+                .map(|i| format!("\"{}{i:02}{}\"", "x".repeat(8), "x".repeat(28)))
+                .collect();
+            format!("[{}]", entries.join(","))
+        };
+        assert!(untouched_by_s1_to_s3(&ties(8)));
+        assert!(!untouched_by_s1_to_s3(&ties(40)));
+        let mut repeated = ties(8);
+        repeated.insert_str(
+            repeated.len() - 1,
+            &format!(",\"{}05{}\"", "x".repeat(8), "x".repeat(28)),
+        );
+        assert!(!untouched_by_s1_to_s3(&repeated));
         // Not compact canonical JSON.
         for odd in ["", "{", "[1,]", "{\"a\" :1}", "[1] ", "{\"a\"}", "\"open"] {
             assert!(!untouched_by_s1_to_s3(odd), "{odd:?}");
