@@ -186,7 +186,7 @@ fn main() {
                 te::precheck(&req, 0).expect("a precheck body").len()
             }));
             let start = Instant::now();
-            let req = te::parse(black_box(&bytes)).unwrap();
+            let req = te::parse_for_budget(black_box(&bytes)).unwrap();
             let delivery = te::run(&req, 0).unwrap();
             run.push(start.elapsed());
             applications = delivery.report["applications"].clone();

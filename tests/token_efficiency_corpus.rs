@@ -106,6 +106,9 @@ fn check(case: &Value) -> Result<(), String> {
         }
     }
     let want = &expect["budget"];
+    // The paid route parses with the census fused into the canonical check.
+    let req =
+        te::parse_for_budget(&bytes).map_err(|e| format!("budget parse refused {}", e.code()))?;
     let delivery = te::run(&req, now_ms).map_err(|e| format!("run refused {}", e.code()))?;
     let report = &delivery.report;
     for field in [

@@ -106,7 +106,8 @@ fn deliver(case: &Case) -> (te::Request, Map<String, Value>) {
     if !case.keep.is_empty() {
         body["keep_fields"] = json!(case.keep);
     }
-    let req = te::parse(body.to_string().as_bytes()).expect("generated bodies are valid");
+    let req =
+        te::parse_for_budget(body.to_string().as_bytes()).expect("generated bodies are valid");
     let delivery = te::run(&req, 0).expect("the budget op delivers every valid body");
     (req, delivery.report)
 }
@@ -261,7 +262,7 @@ fn corpus_deliveries_replay() {
         let Some(body) = case["body"].as_str() else {
             continue;
         };
-        let Ok(req) = te::parse(body.as_bytes()) else {
+        let Ok(req) = te::parse_for_budget(body.as_bytes()) else {
             continue;
         };
         let report = te::run(&req, 0).unwrap().report;

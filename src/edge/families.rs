@@ -67,8 +67,11 @@ fn boxed<T, E: ClosedError + 'static>(r: Result<T, E>) -> Result<T, Refused> {
 /// Free validation of `body` for the route's engine.
 pub fn parse(handler: Handler, body: &[u8]) -> Result<Parsed, Refused> {
     Ok(match handler {
-        Handler::Free(Family::TokenEfficiency) | Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
+        Handler::Free(Family::TokenEfficiency) => {
             Parsed::TokenEfficiency(boxed(token_efficiency::parse(body))?)
+        }
+        Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
+            Parsed::TokenEfficiency(boxed(token_efficiency::parse_for_budget(body))?)
         }
         Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
             Parsed::Composition(Box::new(boxed(composition::parse(body))?))

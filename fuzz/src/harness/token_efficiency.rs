@@ -83,7 +83,8 @@ pub fn check_body(body: &[u8]) {
         format!("{:?}", te::parse_general(body)),
         "the fast body path and the general path disagree"
     );
-    let Some(req) = parsed_or_closed_refusal(|| te::parse(body)) else {
+    // The paid route's parse: the census rides the canonical check.
+    let Some(req) = parsed_or_closed_refusal(|| te::parse_for_budget(body)) else {
         if let Err(refusal) = te::parse(body) {
             assert!(te::Refusal::ALL.contains(&refusal), "{}", refusal.code());
         }

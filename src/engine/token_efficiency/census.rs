@@ -9,37 +9,131 @@
 
 use super::shape::S3_CAP_CHARS;
 
-/// An open container while scanning: for an array, where its entries' fingerprints begin in the
-/// shared list and where its current entry starts.
-struct Open {
-    array: bool,
-    first_entry: usize,
-    entry_start: usize,
-}
-
 /// Entries whose length and [`sample`] agree are compared byte for byte; past this many times the
 /// payload's length compared (many near-identical entries, nested), the census gives up rather
 /// than go quadratic.
 const COMPARED_BYTES_PER_BYTE: usize = 4;
+
+/// The census as a walk over the text reports what it meets, so one walk can serve two purposes:
+/// the canonical check of the request parser feeds it (the budget op then needs no walk of its own)
+/// and [`untouched_by_s1_to_s3`] feeds it on its own. Every rule lives here.
+pub struct Census {
+    enabled: bool,
+    touched: bool,
+    /// (length, sample, start) of the entries of the arrays open on the walk, innermost last.
+    entries: Vec<(usize, u64, usize)>,
+    compared: usize,
+    compare_allowance: usize,
+}
+
+impl Census {
+    /// A census of a text of `len` bytes.
+    pub fn new(len: usize) -> Census {
+        Census {
+            enabled: true,
+            touched: false,
+            entries: Vec::new(),
+            compared: 0,
+            compare_allowance: len.saturating_mul(COMPARED_BYTES_PER_BYTE),
+        }
+    }
+
+    /// A census that records nothing (its walk is wanted for something else).
+    pub fn off() -> Census {
+        Census {
+            enabled: false,
+            ..Census::new(0)
+        }
+    }
+
+    /// The walk cannot vouch for what it reported (it met text it does not recognise).
+    pub fn give_up(&mut self) {
+        self.touched = true;
+    }
+
+    /// An object member's value starts at `value[0]`: `null`, `""`, `[]` or `{}` is S-2's.
+    #[inline]
+    pub fn field_value(&mut self, value: &[u8]) {
+        if self.enabled
+            && matches!(
+                value,
+                [b'n', ..] | [b'"', b'"', ..] | [b'[', b']', ..] | [b'{', b'}', ..]
+            )
+        {
+            self.touched = true;
+        }
+    }
+
+    /// A string value whose literal (quotes included) is `literal_len` bytes long: over the S-3 cap
+    /// in bytes is S-3's (perhaps: a literal never has more characters than bytes).
+    #[inline]
+    pub fn string_value(&mut self, literal_len: usize) {
+        if literal_len.saturating_sub(2) > S3_CAP_CHARS {
+            self.touched = true;
+        }
+    }
+
+    /// An array opens; the mark goes back to [`Census::array_end`].
+    #[inline]
+    pub fn array_start(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The array's next entry is `bytes[start..end]`.
+    #[inline]
+    pub fn entry(&mut self, bytes: &[u8], start: usize, end: usize) {
+        if self.enabled && !self.touched {
+            let entry = &bytes[start..end];
+            self.entries.push((entry.len(), sample(entry), start));
+        }
+    }
+
+    /// The array opened at `mark` closes: two byte-identical entries are S-1's.
+    pub fn array_end(&mut self, bytes: &[u8], mark: usize) {
+        if !self.enabled || self.touched {
+            self.entries.truncate(mark.min(self.entries.len()));
+            return;
+        }
+        let repeated = repeats(bytes, &mut self.entries[mark..], &mut self.compared);
+        if repeated.is_none_or(|repeated| repeated) || self.compared > self.compare_allowance {
+            self.touched = true;
+        }
+        self.entries.truncate(mark);
+    }
+
+    /// Whether nothing reported is any rule's (see [`untouched_by_s1_to_s3`]).
+    pub fn untouched(&self) -> bool {
+        self.enabled && !self.touched
+    }
+}
+
+/// An open container while scanning: for an array, its [`Census::array_start`] mark and where its
+/// current entry starts.
+struct Open {
+    array: bool,
+    mark: usize,
+    entry_start: usize,
+}
 
 /// `true` when, in the compact canonical JSON `canonical`:
 /// - no array holds two byte-identical entries (S-1 removes nothing): entries are sorted by length
 ///   and a [`sample`] of their bytes, and only entries agreeing on both are compared in full;
 /// - no object field's value is `null`, `""`, `[]` or `{}` (S-2 removes nothing, and with nothing
 ///   removed no emptiness can cascade);
-/// - no string literal is longer than the S-3 cap in bytes (a literal never has more characters than
-///   bytes: S-3 truncates nothing).
+/// - no string value's literal is longer than the S-3 cap in bytes (a literal never has more
+///   characters than bytes: S-3 truncates nothing).
 ///
 /// Cost: one pass over the text (string contents stepped over eight bytes at a time), a sample of
 /// each array entry, one sort of each array's samples, and full comparisons only where samples tie.
 pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
     let bytes = canonical.as_bytes();
+    let mut census = Census::new(bytes.len());
     let mut open: Vec<Open> = Vec::new();
-    let mut entries: Vec<(usize, u64, usize)> = Vec::new();
-    let mut compared = 0usize;
-    let compare_allowance = bytes.len().saturating_mul(COMPARED_BYTES_PER_BYTE);
     let mut i = 0usize;
     'value: loop {
+        if census.touched {
+            return false;
+        }
         match bytes.get(i) {
             Some(&open_byte @ (b'[' | b'{')) => {
                 let close = if open_byte == b'[' { b']' } else { b'}' };
@@ -49,26 +143,28 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                     i += 1;
                     open.push(Open {
                         array: open_byte == b'[',
-                        first_entry: entries.len(),
+                        mark: census.array_start(),
                         entry_start: i,
                     });
                     if open_byte == b'{' {
-                        let Some(value_at) = field_value(bytes, i) else {
+                        let Some(value_at) = member_value(bytes, i) else {
                             return false;
                         };
+                        census.field_value(&bytes[value_at..]);
                         i = value_at;
                     }
                     continue 'value;
                 }
             }
             Some(b'"') => {
-                let Some(end) = string_end(bytes, i) else {
+                let Some(end) = string_end(bytes, i, S3_CAP_CHARS + 2) else {
                     return false;
                 };
+                census.string_value(end - i);
                 i = end;
             }
             Some(_) => {
-                // A number, true or false (null only stands alone or as an array entry here).
+                // A number, true, false or null.
                 let start = i;
                 while bytes
                     .get(i)
@@ -85,11 +181,10 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
         // After a value: end array entries, close containers, or move to the next member.
         loop {
             let Some(top) = open.last_mut() else {
-                return i == bytes.len();
+                return i == bytes.len() && census.untouched();
             };
             if top.array {
-                let entry = &bytes[top.entry_start..i];
-                entries.push((entry.len(), sample(entry), top.entry_start));
+                census.entry(bytes, top.entry_start, i);
             }
             match (top.array, bytes.get(i)) {
                 (_, Some(b',')) => {
@@ -97,23 +192,24 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                     if top.array {
                         top.entry_start = i;
                     } else {
-                        let Some(value_at) = field_value(bytes, i) else {
+                        let Some(value_at) = member_value(bytes, i) else {
                             return false;
                         };
+                        census.field_value(&bytes[value_at..]);
                         i = value_at;
                     }
                     continue 'value;
                 }
-                (true, Some(b']')) | (false, Some(b'}')) => {
+                (true, Some(b']')) => {
                     i += 1;
-                    let first = top.first_entry;
-                    if repeats(bytes, &mut entries[first..], &mut compared)
-                        .is_none_or(|repeated| repeated)
-                        || compared > compare_allowance
-                    {
+                    census.array_end(bytes, top.mark);
+                    open.pop();
+                    if census.touched {
                         return false;
                     }
-                    entries.truncate(first);
+                }
+                (false, Some(b'}')) => {
+                    i += 1;
                     open.pop();
                 }
                 _ => return false,
@@ -122,32 +218,23 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
     }
 }
 
-/// Where the value of the member whose key starts at `at` begins, or `None` when the member is
-/// not `"key":` followed by a value S-2 leaves alone (or the key is over the S-3 cap, which the
-/// proof does not bother to tell apart from a value).
-fn field_value(bytes: &[u8], at: usize) -> Option<usize> {
+/// Where the value of the member whose key starts at `at` begins (past `"key":`).
+fn member_value(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
-    let key_end = string_end(bytes, at)?;
-    if bytes.get(key_end) != Some(&b':') {
-        return None;
-    }
-    let value_at = key_end + 1;
-    match bytes.get(value_at..value_at + 2)? {
-        [b'n', _] | b"\"\"" | b"[]" | b"{}" => None,
-        _ => Some(value_at),
-    }
+    let key_end = string_end(bytes, at, usize::MAX)?;
+    (bytes.get(key_end) == Some(&b':')).then_some(key_end + 1)
 }
 
 /// End (past the closing quote) of the string literal starting at `start`, or `None` when it is
-/// not a string literal or its contents are over the S-3 cap in bytes. Only `"` and `\\` are looked
-/// for: canonical text holds no raw control character.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+/// not a string literal or the literal (quotes included) would be longer than `cap` bytes. Only
+/// `"` and `\\` are looked for: canonical text holds no raw control character.
+fn string_end(bytes: &[u8], start: usize, cap: usize) -> Option<usize> {
     let mut i = start + 1;
     loop {
         i = next_quote_or_backslash(bytes, i);
-        if i - start - 1 > S3_CAP_CHARS {
+        if (i - start).saturating_add(1) > cap {
             return None;
         }
         match bytes.get(i)? {

@@ -14,6 +14,7 @@
 //! - Nesting deeper than [`MAX_DEPTH`] is reported as [`ParseError::TooDeep`] (JavaScript's stringify
 //!   overflows its stack on very deep values; this engine refuses them instead of guessing).
 
+use super::census::Census;
 use crate::engine::canonical::js_number;
 use crate::engine::json_lexeme::{hex4, number_end};
 use std::collections::HashMap;
@@ -88,12 +89,18 @@ pub fn fast_canonical(text: &str) -> Option<String> {
 /// [`fast_canonical`] without the copy when the text is already canonical: source text that
 /// stands as it is is never copied piece by piece, only where the output departs from it.
 pub fn fast_canonical_of(text: &str) -> Option<Canonical> {
-    fast_canonical_with(text, Specials::Scan)
+    fast_canonical_with(text, Specials::Scan, &mut Census::off())
 }
 
 /// [`fast_canonical_of`], told where the text's `"`, `\` and control bytes are (`Specials::Known`,
-/// as the fast body path records them) so string contents are stepped over, not scanned.
-pub fn fast_canonical_with(text: &str, mut specials: Specials<'_>) -> Option<Canonical> {
+/// as the fast body path records them) so string contents are stepped over, not scanned; the walk
+/// also reports to `census` what S-1..S-3 look for (its answer is the canonical text's only when
+/// the result is [`Canonical::Same`]: a rewritten text has other offsets).
+pub fn fast_canonical_with(
+    text: &str,
+    mut specials: Specials<'_>,
+    census: &mut Census,
+) -> Option<Canonical> {
     let mut p = Parser {
         bytes: text.as_bytes(),
         text,
@@ -104,7 +111,7 @@ pub fn fast_canonical_with(text: &str, mut specials: Specials<'_>) -> Option<Can
         flushed: 0,
     };
     p.fast_whitespace(&mut out);
-    p.fast_value(&mut out, &mut Vec::new(), &mut specials, 0)?;
+    p.fast_value(&mut out, &mut Vec::new(), &mut specials, census, 0)?;
     p.fast_whitespace(&mut out);
     if p.pos != p.bytes.len() {
         return None;
@@ -498,6 +505,7 @@ impl<'a> Parser<'a> {
         out: &mut Emitter,
         keys: &mut Vec<&'a str>,
         specials: &mut Specials,
+        census: &mut Census,
         depth: usize,
     ) -> Option<()> {
         match self.peek()? {
@@ -513,6 +521,7 @@ impl<'a> Parser<'a> {
                     return Some(());
                 }
                 let base = keys.len();
+                let mark = census.array_start();
                 let mut key_set: Option<std::collections::HashSet<&'a str>> = None;
                 loop {
                     self.fast_whitespace(out);
@@ -546,14 +555,22 @@ impl<'a> Parser<'a> {
                         }
                         self.pos += 1;
                         self.fast_whitespace(out);
+                        census.field_value(&self.bytes[self.pos..]);
                     }
-                    self.fast_value(out, keys, specials, depth + 1)?;
+                    let value_start = self.pos;
+                    self.fast_value(out, keys, specials, census, depth + 1)?;
+                    if open == b'[' {
+                        census.entry(self.bytes, value_start, self.pos);
+                    }
                     self.fast_whitespace(out);
                     match self.peek()? {
                         b',' => self.pos += 1,
                         b if b == close => {
                             self.pos += 1;
                             keys.truncate(base);
+                            if open == b'[' {
+                                census.array_end(self.bytes, mark);
+                            }
                             return Some(());
                         }
                         _ => return None,
@@ -562,6 +579,7 @@ impl<'a> Parser<'a> {
             }
             b'"' => {
                 if let Some(end) = canonical_literal_end(self.bytes, self.pos, specials) {
+                    census.string_value(end - self.pos);
                     self.pos = end;
                 } else {
                     let start = self.pos;

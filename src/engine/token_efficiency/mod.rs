@@ -66,6 +66,9 @@ pub struct Request {
     canonical_chars: u64,
     /// Whether the payload parsed as JSON (operation set "json").
     is_json: bool,
+    /// Whether S-1..S-3 provably find nothing in `canonical` ([`census`]), when the parse was
+    /// asked for it ([`parse_for_budget`]) and its walk could tell.
+    untouched: Option<bool>,
 }
 
 impl Request {
@@ -153,16 +156,22 @@ fn body_members(text: &str) -> Result<Vec<(String, Field)>, Refusal> {
 
 /// Free validation of the raw body bytes (nothing is counted or charged here).
 pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
-    parse_with(body, true)
+    parse_with(body, true, false)
+}
+
+/// [`parse`] for the budget op: the canonical check's walk also takes the census of S-1..S-3
+/// ([`census::Census`]), so the op needs no walk of its own when they find nothing.
+pub fn parse_for_budget(body: &[u8]) -> Result<Request, Refusal> {
+    parse_with(body, true, true)
 }
 
 /// [`parse`] without the fast body path: the general path alone (tests and the fuzz harness
 /// compare the two).
 pub fn parse_general(body: &[u8]) -> Result<Request, Refusal> {
-    parse_with(body, false)
+    parse_with(body, false, false)
 }
 
-fn parse_with(body: &[u8], fast: bool) -> Result<Request, Refusal> {
+fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Refusal> {
     if body.len() > BODY_CAP {
         return Err(Refusal::BodyOverCap);
     }
@@ -240,15 +249,25 @@ fn parse_with(body: &[u8], fast: bool) -> Result<Request, Refusal> {
         Some(offsets) => json::Specials::Known { offsets, next: 0 },
         None => json::Specials::Scan,
     };
-    let (canonical, is_json, unchanged) = match json::fast_canonical_with(&payload, specials) {
-        Some(json::Canonical::Same) => (payload, true, true),
-        Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
-        None => match json::parse(&payload) {
-            Ok(value) => (json::stringify(&value), true, false),
-            Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
-            Err(ParseError::NotJson) => (payload, false, true),
-        },
+    let mut census = if take_census {
+        census::Census::new(payload.len())
+    } else {
+        census::Census::off()
     };
+    let mut untouched = None;
+    let (canonical, is_json, unchanged) =
+        match json::fast_canonical_with(&payload, specials, &mut census) {
+            Some(json::Canonical::Same) => {
+                untouched = take_census.then(|| census.untouched());
+                (payload, true, true)
+            }
+            Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
+            None => match json::parse(&payload) {
+                Ok(value) => (json::stringify(&value), true, false),
+                Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
+                Err(ParseError::NotJson) => (payload, false, true),
+            },
+        };
     let canonical_chars = if unchanged {
         payload_chars
     } else {
@@ -264,6 +283,7 @@ fn parse_with(body: &[u8], fast: bool) -> Result<Request, Refusal> {
         canonical_chars,
         canonical,
         is_json,
+        untouched,
     })
 }
 
@@ -307,6 +327,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
         text: &submitted,
         chars: req.canonical_chars,
         json: req.is_json,
+        untouched: req.untouched,
     };
     let shaping = shape::shape(&submission, &keep, req.effective_budget())
         .map_err(|_| Refusal::ReceiptUnreconciled)?;
@@ -449,5 +470,76 @@ mod tests {
             .map(|e| e["op"].as_str().unwrap())
             .collect();
         assert_eq!(ops, ["S-1", "S-1", "S-2"]);
+    }
+
+    /// A random compact JSON value over the shapes S-1..S-3 act on: nulls, empty strings and
+    /// containers, repeated array entries, strings near the S-3 cap, escapes and wide characters.
+    fn random_value(rng: &mut crate::engine::test_rng::Lcg, depth: usize) -> Value {
+        let leaf = |rng: &mut crate::engine::test_rng::Lcg| match rng.below(9) {
+            0 => Value::Null,
+            1 => Value::from(""),
+            2 => Value::from(rng.below(3) as u64),
+            3 => Value::from(rng.below(2) == 0),
+            4 => Value::from("x".repeat(shape::S3_CAP_CHARS - 1 + rng.below(3))),
+            5 => Value::from("é\\\"\u{1}".repeat(1 + rng.below(3))),
+            _ => Value::from(["a", "b", "cd"][rng.below(3)]),
+        };
+        if depth == 0 || rng.below(3) == 0 {
+            return leaf(rng);
+        }
+        let n = rng.below(4);
+        if rng.below(2) == 0 {
+            Value::Array((0..n).map(|_| random_value(rng, depth - 1)).collect())
+        } else {
+            let mut map = Map::new();
+            for _ in 0..n {
+                let key = ["k", "1", "z", "0", "k2"][rng.below(5)];
+                map.insert(key.to_owned(), random_value(rng, depth - 1));
+            }
+            Value::Object(map)
+        }
+    }
+
+    /// The census the budget parse takes inside its canonical check must say what the
+    /// standalone census says of the same canonical text, whenever it says anything.
+    #[test]
+    fn the_fused_census_agrees_with_the_standalone_one() {
+        let corpus: Value =
+            serde_json::from_str(include_str!("../../../corpus/token-efficiency/corpus.json"))
+                .unwrap();
+        let mut bodies: Vec<String> = corpus["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|case| case["body"].as_str().map(str::to_owned))
+            .collect();
+        let mut rng = crate::engine::test_rng::Lcg(11);
+        for _ in 0..3000 {
+            let payload = serde_json::to_string(&random_value(&mut rng, 4)).unwrap();
+            bodies.push(
+                serde_json::to_string(&serde_json::json!({"payload": payload, "budget_tokens": 5}))
+                    .unwrap(),
+            );
+        }
+        let (mut told, mut untouched, mut touched) = (0, 0, 0);
+        for body in &bodies {
+            let Ok(req) = parse_for_budget(body.as_bytes()) else {
+                continue;
+            };
+            assert_eq!(parse(body.as_bytes()).unwrap().canonical, req.canonical);
+            if let Some(fused) = req.untouched {
+                told += 1;
+                let standalone = census::untouched_by_s1_to_s3(&req.canonical);
+                assert_eq!(fused, standalone, "{}", req.canonical);
+                if fused {
+                    untouched += 1;
+                } else {
+                    touched += 1;
+                }
+            }
+        }
+        // The fused census must actually speak, both ways, on a good share of the cases.
+        assert!(told > bodies.len() / 3, "{told} of {}", bodies.len());
+        assert!(untouched > 100 && touched > 100, "{untouched} {touched}");
     }
 }

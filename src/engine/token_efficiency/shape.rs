@@ -892,6 +892,9 @@ pub struct Submission<'s, 't> {
     pub chars: u64,
     /// The operation set is "json".
     pub json: bool,
+    /// What [`census::untouched_by_s1_to_s3`] says of the text, when the caller already knows
+    /// (the request parser's walk takes the census); `None`: the op takes it itself.
+    pub untouched: Option<bool>,
 }
 
 /// Runs the budget op on `submission`. For the "json" operation set the text must be compact
@@ -930,31 +933,35 @@ pub fn shape(
     }
     // S-1..S-3 on the tree, unless a one-pass census shows they find nothing to act on (text-only
     // payloads have no tree); `edited` holds the live text when they changed anything.
-    let (edited, floor, spans, mut receipt, tokens_now, chars_now) =
-        if !json || (keep.is_empty() && census::untouched_by_s1_to_s3(canonical)) {
-            (
-                None,
-                0,
-                Vec::new(),
-                Vec::new(),
-                submitted_tokens,
-                submitted_chars,
-            )
-        } else {
-            let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
-            doc.tokens = submitted_tokens;
-            doc.chars = submitted_chars;
-            doc.s1(0);
-            if doc.tokens > budget {
-                doc.s2(0);
-            }
-            if doc.tokens > budget {
-                doc.s3(0);
-            }
-            let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
-            let (floor, spans) = doc.protected_spans();
-            (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
-        };
+    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = if !json
+        || (keep.is_empty()
+            && submission
+                .untouched
+                .unwrap_or_else(|| census::untouched_by_s1_to_s3(canonical)))
+    {
+        (
+            None,
+            0,
+            Vec::new(),
+            Vec::new(),
+            submitted_tokens,
+            submitted_chars,
+        )
+    } else {
+        let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
+        doc.tokens = submitted_tokens;
+        doc.chars = submitted_chars;
+        doc.s1(0);
+        if doc.tokens > budget {
+            doc.s2(0);
+        }
+        if doc.tokens > budget {
+            doc.s3(0);
+        }
+        let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
+        let (floor, spans) = doc.protected_spans();
+        (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
+    };
     // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
     // its count.
     let retokenized = edited
@@ -1071,6 +1078,7 @@ mod tests {
                         text: &text,
                         chars,
                         json: true,
+                        untouched: None,
                     },
                     &keep,
                     budget,
@@ -1084,6 +1092,7 @@ mod tests {
                     text: &text,
                     chars,
                     json: false,
+                    untouched: None,
                 };
                 shape(&submission, &keep, budget).unwrap()
             }
