@@ -1,7 +1,8 @@
 //! token-efficiency benchmark (release profile, one run): `cargo bench --bench token_efficiency`.
 //!
 //! For every `cap-*` case of corpus/token-efficiency/corpus.json that is not a refusal (bodies at or
-//! near the 262,144-byte cap), and for the real-record bodies built beside them ([`real_cases`]),
+//! near the 262,144-byte cap), for the real-record bodies built beside them ([`real_cases`]) and for
+//! payloads that are one long piece ([`single_piece_cases`]),
 //! measures 200 runs of: one tokenization of the canonical payload
 //! (`tokenizer::count`), the same text tokenized with the prefix analysis the budget op's S-4
 //! search needs (`Tokenized::new`: a floor under the budget path, owned by the tokenizer), the free
@@ -148,13 +149,52 @@ fn real_cases() -> Vec<(String, Vec<u8>)> {
     ]
 }
 
+/// Cap-size bodies whose payload is one pre-tokenizer piece: a run of one letter, of `-`, of
+/// spaces (then `x`). A long piece is the tokenizer's slowest input per byte, and the S-4 search
+/// inside it used to probe every code point from the end (0.2–0.8 s); the search now jumps to a
+/// bound ([`tokenizer::Tokenized`]'s long-piece jump). Budget 1,000 tokens; fewer runs each.
+fn single_piece_cases() -> Vec<(String, Vec<u8>)> {
+    [
+        ("piece-letters", "a"),
+        ("piece-dashes", "-"),
+        ("piece-spaces", " "),
+    ]
+    .into_iter()
+    .map(|(id, unit)| {
+        let body = |n: usize| {
+            let mut payload = unit.repeat(n);
+            if unit == " " {
+                payload.push('x');
+            }
+            serde_json::to_vec(&serde_json::json!({
+                "payload": payload,
+                "budget_tokens": 1000,
+                "caller": "11111111111111111111111111111111",
+            }))
+            .unwrap()
+        };
+        let overhead = body(0).len() + 1;
+        (id.to_owned(), body(te::BODY_CAP - overhead))
+    })
+    .collect()
+}
+
+/// Runs per case: single-piece payloads cost tens of milliseconds per tokenization.
+fn runs_for(id: &str) -> usize {
+    if id.starts_with("piece-") {
+        10
+    } else {
+        RUNS
+    }
+}
+
 fn main() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/corpus/token-efficiency/corpus.json"
     );
     let corpus: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    println!("token-efficiency at the cap: fastest of {RUNS} interleaved runs; ratios to one tokenization of the canonical payload");
+    println!("token-efficiency at the cap: fastest of {RUNS} interleaved runs (single-piece cases: 10); ratios to one tokenization of the canonical payload");
     let corpus_cases = corpus["cases"]
         .as_array()
         .unwrap()
@@ -163,7 +203,10 @@ fn main() {
             case["id"].as_str().unwrap().starts_with("cap-") && case["expect"]["refusal"].is_null()
         })
         .map(|case| (case["id"].as_str().unwrap().to_owned(), body_bytes(case)));
-    let cases: Vec<(String, Vec<u8>)> = corpus_cases.chain(real_cases()).collect();
+    let cases: Vec<(String, Vec<u8>)> = corpus_cases
+        .chain(real_cases())
+        .chain(single_piece_cases())
+        .collect();
     for (id, bytes) in cases {
         let wanted = std::env::var("TE_BENCH_CASE").map_or(true, |only| only == id);
         if !wanted {
@@ -176,7 +219,7 @@ fn main() {
         let text = canonical(body["payload"].as_str().unwrap());
         let (mut one, mut analysed, mut pre, mut run) = (vec![], vec![], vec![], vec![]);
         let mut applications = Value::Null;
-        for _ in 0..RUNS {
+        for _ in 0..runs_for(&id) {
             one.push(timed(|| tokenizer::count(black_box(&text))));
             analysed.push(timed(|| {
                 tokenizer::Tokenized::new(black_box(&text)).count()

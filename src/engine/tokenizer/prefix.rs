@@ -18,8 +18,11 @@
 //! whole prefix. Pieces holding EF BB BF (gpt-tokenizer's irregular rank lookups) never heal.
 //!
 //! The search is exact: candidates are measured from the largest down, and a candidate is skipped
-//! only when the tokens before its safe boundary alone already exceed the budget (a true lower
-//! bound: the tail adds tokens, never removes them).
+//! only when a true lower bound on its count exceeds the budget: the tokens before its safe
+//! boundary (the tail adds tokens, never removes them), or, after a few hundred failed probes
+//! inside one long piece, a bound from the longest token the piece's bytes can form (every token
+//! wholly inside the cut prefix is at most that long; see `Analysis::long_piece_jump`). The jump
+//! makes a 256 KiB run of one letter cost one tokenization instead of 250 000 probes.
 
 use super::{bpe, count, split};
 use std::cell::{OnceCell, RefCell};
@@ -32,6 +35,15 @@ const LONG_PIECE: usize = 1024;
 /// Longest token of cl100k_base in bytes (a longer piece is never one token).
 const MAX_TOKEN_BYTES: usize = 128;
 
+/// More bytes than a merged part straddling a cut can hold before it: a token's bytes, plus the
+/// three of a leading EF BB BF that gpt-tokenizer's rank function strips.
+const STRADDLE: usize = MAX_TOKEN_BYTES + 3;
+
+/// Failed probes in a row after which the search asks [`Analysis::long_piece_jump`] whether it
+/// can jump (a long piece's first bound costs one pass over the vocabulary, a few hundred
+/// probes' worth; ordinary searches end long before).
+const PROBES_BEFORE_A_JUMP: usize = 256;
+
 /// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
 const HEAL_MARGIN: usize = 16;
 
@@ -42,6 +54,8 @@ struct LongPiece {
     ids: Vec<u32>,
     ends: Vec<usize>,
     judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
+    /// The longest token made only of bytes the piece holds (see [`LongPiece::longest_token`]).
+    longest_token: OnceCell<usize>,
 }
 
 impl LongPiece {
@@ -61,7 +75,21 @@ impl LongPiece {
             ids,
             ends,
             judged_pairs: RefCell::default(),
+            longest_token: OnceCell::new(),
         }
+    }
+
+    /// Length of the longest token whose bytes all occur in `piece` (the piece this was built
+    /// from) after its first code point (a run's odd first character, the space of " aaaa…",
+    /// would otherwise admit every token of its class). Found on first use.
+    fn longest_token(&self, piece: &[u8]) -> usize {
+        *self.longest_token.get_or_init(|| {
+            let mut set = [0u64; 4];
+            for &b in &piece[split::first_char_len(piece)..] {
+                set[usize::from(b) >> 6] |= 1 << (b & 63);
+            }
+            super::tables::longest_token_within(&set)
+        })
     }
 
     fn is_valid_pair(&self, left: u32, right: u32) -> bool {
@@ -382,6 +410,35 @@ impl<'t> Analysis<'t> {
         At { segment, index }
     }
 
+    /// When `cut` lies inside long piece k, a byte offset `target` such that no cut above
+    /// `target`, up to `cut`, fits `budget` (the search resumes at `target`).
+    ///
+    /// Every cut `c` from `safe = max(start, k's lookahead_before)` to the piece's end has k as a
+    /// safe boundary, so its probe counts the `before` tokens of the pieces before k, then the
+    /// tokens of `text[start..c]` plus the suffix. Those tokens cover `text[start..c]` in order:
+    /// the ones touching its first code point (`w` bytes) end fewer than `w +` [`STRADDLE`]
+    /// bytes after `start`; one token at most straddles `c`, covering fewer than [`STRADDLE`]
+    /// bytes before it; every other token lies within the piece after its first code point, so
+    /// is at most `m` bytes long ([`LongPiece::longest_token`]). So the probe holds at least
+    /// `before + ceil((c - start - w - 2 * STRADDLE) / m)` tokens, more than `budget` for every
+    /// `c` above `limit = start + w + 2 * STRADDLE + (budget - before) * m`: the target is
+    /// `max(limit, safe)`. `None` when `cut` is not inside a long piece.
+    fn long_piece_jump(&self, cut: usize, budget: usize) -> Option<usize> {
+        let k = self.safe_boundary(cut);
+        let at = self.boundary(k);
+        let end = self.start(self.next(k));
+        if cut > end {
+            return None;
+        }
+        let long = self.long_piece(k)?;
+        let piece = &self.text.as_bytes()[at.start..end];
+        let m = long.longest_token(piece);
+        let room = budget.saturating_sub(at.tokens_before);
+        let limit = (at.start + split::first_char_len(piece) + 2 * STRADDLE)
+            .saturating_add(room.saturating_mul(m));
+        Some(limit.max(at.start).max(at.lookahead_before))
+    }
+
     /// Whether the tokens before the safe boundary of `cut` fit `budget`, decided from the
     /// checkpoints alone when they bracket it (no segment is split again), else exactly.
     fn lower_bound_fits(&self, cut: usize, budget: usize) -> bool {
@@ -533,6 +590,7 @@ impl<'t> Tokenized<'t> {
             max - text[lo..max_byte].chars().count()
         };
         let mut cut = lo;
+        let mut failed = 0;
         loop {
             if let Some(tokens) = self.probe(cut, budget, || suffix(chars)) {
                 return Some(Fit {
@@ -546,6 +604,25 @@ impl<'t> Tokenized<'t> {
             }
             cut -= split::last_char_len(&text.as_bytes()[..cut]);
             chars -= 1;
+            failed += 1;
+            // Deep inside one long piece (a 256 KiB run of one letter, of "-", of spaces) the
+            // probes fail one code point at a time: jump to the piece's bound instead, below
+            // which the probes resume (no cut above it can fit).
+            if failed % PROBES_BEFORE_A_JUMP == 0 {
+                if let Some(target) = analysis.long_piece_jump(cut, budget) {
+                    if target < cut {
+                        if target < floor_byte {
+                            return None;
+                        }
+                        let mut to = target;
+                        while !text.is_char_boundary(to) {
+                            to -= 1;
+                        }
+                        chars -= text[to..cut].chars().count();
+                        cut = to;
+                    }
+                }
+            }
         }
     }
 
@@ -892,6 +969,52 @@ mod tests {
                     "{alphabet:?} tail {tail:?} segment {segment}"
                 );
             }
+        }
+    }
+
+    /// Runs of one unit far longer than the budget: the search fails hundreds of probes in a row
+    /// and jumps to the piece's bound ([`Analysis::long_piece_jump`]); small budgets put the
+    /// answer near that bound (runs of "L" merge into tokens as long as the longest they hold).
+    #[test]
+    fn prefix_search_after_a_long_piece_jump_equals_brute_force() {
+        let units = ["L", "a", "-", "=", " ", "ab", "é", " \t", "!?"];
+        let shapes = ["{}", "x {}", "{}\n", "{{\"k\":\"{}\"}}"];
+        let tails = ["[…truncated: {} chars]", "", "=== {}", "LL{}", " \n"];
+        let mut rng = Lcg(17);
+        for (i, unit) in units.iter().enumerate() {
+            let run = unit.repeat(1400 / unit.len());
+            let text = shapes[i % shapes.len()].replacen("{}", &run, 1);
+            let total = text.chars().count();
+            let tail = tails[i % tails.len()];
+            let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
+            for budget in [1, 3 + rng.below(20), 40 + rng.below(40)] {
+                let floor = rng.below(3);
+                let expected = brute_force(&text, floor, total - 1, budget, suffix);
+                let segment = SEGMENTS[rng.below(SEGMENTS.len())];
+                let got = search(&text, floor, total - 1, budget, suffix, segment);
+                assert_eq!(
+                    got, expected,
+                    "unit {unit:?} budget {budget} segment {segment}"
+                );
+            }
+        }
+        // Runs whose tokens are as long as the longest they hold ("LLLL", "aaaaaaaa"), with
+        // budgets large enough that the answer lies just under the bound: a bound any tighter than
+        // the proof allows cuts the answer off.
+        for (unit, len, budget, tail) in [
+            ("L", 6000, 1000, ""),
+            ("a", 8000, 700, "[…truncated: {} chars]"),
+        ] {
+            let text = format!("x{}", unit.repeat(len));
+            let total = text.chars().count();
+            let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
+            let expected = brute_force(&text, 0, total - 1, budget, suffix);
+            let got = search(&text, 0, total - 1, budget, suffix, SEGMENT);
+            assert_eq!(got, expected, "unit {unit:?} budget {budget}");
+            assert!(
+                expected.is_some_and(|chars| chars * 10 > len * 6),
+                "{expected:?}"
+            );
         }
     }
 

@@ -287,6 +287,17 @@ pub fn whitespace_prefix(bytes: &[u8]) -> usize {
     at
 }
 
+/// Byte length of the first code point of the non-empty UTF-8 `bytes`.
+pub fn first_char_len(bytes: &[u8]) -> usize {
+    match bytes[0] {
+        0..0xC0 => 1,
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    }
+    .min(bytes.len())
+}
+
 /// Byte length of the last code point of the non-empty `bytes`.
 pub fn last_char_len(bytes: &[u8]) -> usize {
     let mut at = bytes.len() - 1;

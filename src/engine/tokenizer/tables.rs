@@ -4,7 +4,6 @@
 
 use super::hash::piece_hash;
 
-#[allow(dead_code)] // TOKEN_COUNT is read by the tests only
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/cl100k_tables.rs"));
 }
@@ -29,6 +28,22 @@ fn u32_at(bytes: &[u8], index: usize) -> u32 {
 #[cfg(test)]
 pub fn token_count() -> usize {
     generated::TOKEN_COUNT
+}
+
+/// Length in bytes of the longest token all of whose bytes are in `set` (bit `b % 64` of word
+/// `b / 64` stands for byte `b`); 1 when only single bytes qualify (every byte is a token).
+/// One pass over the vocabulary (about 650 KB of token bytes): callers cache it.
+pub fn longest_token_within(set: &[u64; 4]) -> usize {
+    let within = |b: &u8| set[usize::from(*b) >> 6] >> (b & 63) & 1 == 1;
+    (0..generated::TOKEN_COUNT as u32)
+        .map(token_bytes)
+        .fold(1, |longest, token| {
+            if token.len() > longest && token.iter().all(within) {
+                token.len()
+            } else {
+                longest
+            }
+        })
 }
 
 /// The bytes of token `rank` (`rank < token_count()`).
