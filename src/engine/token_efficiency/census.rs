@@ -18,7 +18,8 @@ const COMPARED_BYTES_PER_BYTE: usize = 4;
 /// the canonical check of the request parser feeds it (the budget op then needs no walk of its own)
 /// and [`untouched_by_s1_to_s3`] feeds it on its own. Every rule lives here.
 pub struct Census {
-    enabled: bool,
+    /// Something reported is some rule's, or the census is [`Census::off`]: nothing more is
+    /// recorded.
     touched: bool,
     /// (length, sample, start) of the entries of the arrays open on the walk, innermost last.
     entries: Vec<(usize, u64, usize)>,
@@ -30,7 +31,6 @@ impl Census {
     /// A census of a text of `len` bytes.
     pub fn new(len: usize) -> Census {
         Census {
-            enabled: true,
             touched: false,
             entries: Vec::new(),
             compared: 0,
@@ -38,23 +38,19 @@ impl Census {
         }
     }
 
-    /// A census that records nothing (its walk is wanted for something else).
+    /// A census that records nothing (its walk is wanted for something else): touched from the
+    /// start.
     pub fn off() -> Census {
         Census {
-            enabled: false,
+            touched: true,
             ..Census::new(0)
         }
-    }
-
-    /// The walk cannot vouch for what it reported (it met text it does not recognise).
-    pub fn give_up(&mut self) {
-        self.touched = true;
     }
 
     /// An object member's value starts at `value[0]`: `null`, `""`, `[]` or `{}` is S-2's.
     #[inline]
     pub fn field_value(&mut self, value: &[u8]) {
-        if self.enabled
+        if !self.touched
             && matches!(
                 value,
                 [b'n', ..] | [b'"', b'"', ..] | [b'[', b']', ..] | [b'{', b'}', ..]
@@ -82,7 +78,7 @@ impl Census {
     /// The array's next entry is `bytes[start..end]`.
     #[inline]
     pub fn entry(&mut self, bytes: &[u8], start: usize, end: usize) {
-        if self.enabled && !self.touched {
+        if !self.touched {
             let entry = &bytes[start..end];
             self.entries.push((entry.len(), sample(entry), start));
         }
@@ -90,7 +86,7 @@ impl Census {
 
     /// The array opened at `mark` closes: two byte-identical entries are S-1's.
     pub fn array_end(&mut self, bytes: &[u8], mark: usize) {
-        if !self.enabled || self.touched {
+        if self.touched {
             self.entries.truncate(mark.min(self.entries.len()));
             return;
         }
@@ -103,7 +99,7 @@ impl Census {
 
     /// Whether nothing reported is any rule's (see [`untouched_by_s1_to_s3`]).
     pub fn untouched(&self) -> bool {
-        self.enabled && !self.touched
+        !self.touched
     }
 }
 

@@ -254,13 +254,9 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     } else {
         census::Census::off()
     };
-    let mut untouched = None;
     let (canonical, is_json, unchanged) =
         match json::fast_canonical_with(&payload, specials, &mut census) {
-            Some(json::Canonical::Same) => {
-                untouched = take_census.then(|| census.untouched());
-                (payload, true, true)
-            }
+            Some(json::Canonical::Same) => (payload, true, true),
             Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
             None => match json::parse(&payload) {
                 Ok(value) => (json::stringify(&value), true, false),
@@ -268,6 +264,8 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
                 Err(ParseError::NotJson) => (payload, false, true),
             },
         };
+    // The census speaks of the canonical text only when the walk found the payload to be it.
+    let untouched = (take_census && is_json && unchanged).then(|| census.untouched());
     let canonical_chars = if unchanged {
         payload_chars
     } else {
