@@ -85,7 +85,7 @@ impl LongPiece {
     fn longest_token(&self, piece: &[u8]) -> usize {
         *self.longest_token.get_or_init(|| {
             let mut set = [0u64; 4];
-            for &b in &piece[split::first_char_len(piece)..] {
+            for &b in &piece[split::char_len(piece[0])..] {
                 set[usize::from(b) >> 6] |= 1 << (b & 63);
             }
             super::tables::longest_token_within(&set)
@@ -434,7 +434,7 @@ impl<'t> Analysis<'t> {
         let piece = &self.text.as_bytes()[at.start..end];
         let m = long.longest_token(piece);
         let room = budget.saturating_sub(at.tokens_before);
-        let limit = (at.start + split::first_char_len(piece) + 2 * STRADDLE)
+        let limit = (at.start + split::char_len(piece[0]) + 2 * STRADDLE)
             .saturating_add(room.saturating_mul(m));
         Some(limit.max(at.start).max(at.lookahead_before))
     }

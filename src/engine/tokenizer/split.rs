@@ -37,7 +37,7 @@ fn decode(bytes: &[u8], at: usize) -> (u32, usize) {
 
 /// Byte length of the UTF-8 sequence whose lead byte is `lead`.
 #[inline(always)]
-fn char_len(lead: u8) -> usize {
+pub fn char_len(lead: u8) -> usize {
     match lead {
         0..0xC0 => 1,
         0xC0..0xE0 => 2,
@@ -285,17 +285,6 @@ pub fn whitespace_prefix(bytes: &[u8]) -> usize {
         at += w;
     }
     at
-}
-
-/// Byte length of the first code point of the non-empty UTF-8 `bytes`.
-pub fn first_char_len(bytes: &[u8]) -> usize {
-    match bytes[0] {
-        0..0xC0 => 1,
-        0xC0..0xE0 => 2,
-        0xE0..0xF0 => 3,
-        _ => 4,
-    }
-    .min(bytes.len())
 }
 
 /// Byte length of the last code point of the non-empty `bytes`.
