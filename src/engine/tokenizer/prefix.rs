@@ -756,6 +756,24 @@ mod tests {
             .map(|fit| fit.chars)
     }
 
+    /// Asserts that the search over `text` with checkpoints every `segment` bytes finds what
+    /// [`brute_force`] finds, for cuts from `floor` to the last code point but one (`what` names
+    /// the case); returns that answer.
+    fn search_equals_brute_force(
+        text: &str,
+        floor: usize,
+        budget: usize,
+        suffix: impl Fn(usize) -> String,
+        segment: usize,
+        what: &str,
+    ) -> Option<usize> {
+        let max = text.chars().count() - 1;
+        let expected = brute_force(text, floor, max, budget, &suffix);
+        let got = search(text, floor, max, budget, &suffix, segment);
+        assert_eq!(got, expected, "{what} budget {budget} segment {segment}");
+        expected
+    }
+
     struct Lcg(u64);
     impl Lcg {
         fn below(&mut self, n: usize) -> usize {
@@ -950,24 +968,16 @@ mod tests {
             for _ in 0..3 {
                 let budget = 10 + rng.below(count(&text));
                 let floor = rng.below(5);
-                let expected = brute_force(&text, floor, total - 1, budget, marker);
                 let segment = SEGMENTS[rng.below(SEGMENTS.len())];
-                let got = search(&text, floor, total - 1, budget, marker, segment);
-                assert_eq!(
-                    got, expected,
-                    "{alphabet:?} budget {budget} segment {segment}"
-                );
+                let what = format!("{alphabet:?}");
+                search_equals_brute_force(&text, floor, budget, marker, segment, &what);
             }
             for tail in ["x", "\n\n=", "= \n", "1"] {
                 let suffix = |l: usize| format!("{tail}{}", total - l);
                 let budget = count(&text) / 2;
-                let expected = brute_force(&text, 0, total - 1, budget, suffix);
                 let segment = SEGMENTS[rng.below(SEGMENTS.len())];
-                let got = search(&text, 0, total - 1, budget, suffix, segment);
-                assert_eq!(
-                    got, expected,
-                    "{alphabet:?} tail {tail:?} segment {segment}"
-                );
+                let what = format!("{alphabet:?} tail {tail:?}");
+                search_equals_brute_force(&text, 0, budget, suffix, segment, &what);
             }
         }
     }
@@ -989,13 +999,9 @@ mod tests {
             let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
             for budget in [1, 3 + rng.below(20), 40 + rng.below(40)] {
                 let floor = rng.below(3);
-                let expected = brute_force(&text, floor, total - 1, budget, suffix);
                 let segment = SEGMENTS[rng.below(SEGMENTS.len())];
-                let got = search(&text, floor, total - 1, budget, suffix, segment);
-                assert_eq!(
-                    got, expected,
-                    "unit {unit:?} budget {budget} segment {segment}"
-                );
+                let what = format!("unit {unit:?}");
+                search_equals_brute_force(&text, floor, budget, suffix, segment, &what);
             }
         }
         // Runs whose tokens are as long as the longest they hold ("LLLL", "aaaaaaaa"), with
@@ -1008,9 +1014,8 @@ mod tests {
             let text = format!("x{}", unit.repeat(len));
             let total = text.chars().count();
             let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
-            let expected = brute_force(&text, 0, total - 1, budget, suffix);
-            let got = search(&text, 0, total - 1, budget, suffix, SEGMENT);
-            assert_eq!(got, expected, "unit {unit:?} budget {budget}");
+            let what = format!("unit {unit:?}");
+            let expected = search_equals_brute_force(&text, 0, budget, suffix, SEGMENT, &what);
             assert!(
                 expected.is_some_and(|chars| chars * 10 > len * 6),
                 "{expected:?}"
@@ -1053,13 +1058,9 @@ mod tests {
                 for _ in 0..2 {
                     let budget = rng.below(count(&text) + 3);
                     let floor = rng.below(3);
-                    let expected = brute_force(&text, floor, total - 1, budget, suffix);
                     let segment = SEGMENTS[rng.below(SEGMENTS.len())];
-                    let got = search(&text, floor, total - 1, budget, suffix, segment);
-                    assert_eq!(
-                        got, expected,
-                        "run {i} shape {j} tail {tail:?} budget {budget} segment {segment}"
-                    );
+                    let what = format!("run {i} shape {j} tail {tail:?}");
+                    search_equals_brute_force(&text, floor, budget, suffix, segment, &what);
                 }
             }
         }
