@@ -580,9 +580,7 @@ impl<'t> Tokenized<'t> {
                 hi = mid;
             }
         }
-        while !text.is_char_boundary(lo) {
-            lo -= 1;
-        }
+        let lo = char_start_at_or_before(text, lo);
         // Counted from whichever known boundary is nearer.
         let mut chars = if lo - floor_byte <= max_byte - lo {
             floor + text[floor_byte..lo].chars().count()
@@ -609,18 +607,15 @@ impl<'t> Tokenized<'t> {
             // probes fail one code point at a time: jump to the piece's bound instead, below
             // which the probes resume (no cut above it can fit).
             if failed % PROBES_BEFORE_A_JUMP == 0 {
-                if let Some(target) = analysis.long_piece_jump(cut, budget) {
-                    if target < cut {
-                        if target < floor_byte {
-                            return None;
-                        }
-                        let mut to = target;
-                        while !text.is_char_boundary(to) {
-                            to -= 1;
-                        }
+                match analysis.long_piece_jump(cut, budget) {
+                    // Every cut from the floor up is above the bound (the floor is at most `cut`).
+                    Some(target) if target < floor_byte => return None,
+                    Some(target) if target < cut => {
+                        let to = char_start_at_or_before(text, target);
                         chars -= text[to..cut].chars().count();
                         cut = to;
                     }
+                    _ => {}
                 }
             }
         }
@@ -668,6 +663,14 @@ impl<'t> Tokenized<'t> {
         };
         (before + tokens <= budget).then_some(before + tokens)
     }
+}
+
+/// The nearest code-point boundary of `text` at or before byte `at` (`at <= text.len()`).
+fn char_start_at_or_before(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// [`char_boundary`] for an `n` that is usually at or near the text's end (S-4's `max` is the
