@@ -138,43 +138,29 @@ fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usiz
                 out.truncate(o);
                 return Some((i + 1, String::from_utf8(out).ok()?));
             }
-            b'\\' => {
-                let unit = match *bytes.get(i + 1)? {
-                    b'"' => u32::from(b'"'),
-                    b'\\' => u32::from(b'\\'),
-                    b'/' => u32::from(b'/'),
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => 0x0a,
-                    b'r' => 0x0d,
-                    b't' => 0x09,
-                    b'u' => u32::from(hex4(bytes, i + 2)?),
-                    _ => return None,
-                };
-                let (c, read) = match unit {
-                    0xd800..=0xdbff => {
-                        if bytes.get(i + 6..i + 8) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = u32::from(hex4(bytes, i + 8)?);
-                        if !(0xdc00..=0xdfff).contains(&low) {
-                            return None;
-                        }
-                        let c = char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
-                        (c?, 12)
+            // The one-letter escapes (nearly every escape of a payload that is JSON text: `\"`)
+            // write one byte, all but `\/` a special one; `\u` decodes its code point.
+            b'\\' => match *bytes.get(i + 1)? {
+                b'u' => unicode_escape(bytes, i, &mut out[o..], specials, o)?,
+                letter => {
+                    let byte = match letter {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => 0x0a,
+                        b'r' => 0x0d,
+                        b't' => 0x09,
+                        _ => return None,
+                    };
+                    out[o] = byte;
+                    if byte != b'/' {
+                        specials.push(o as u32);
                     }
-                    _ => (
-                        char::from_u32(unit)?,
-                        if bytes[i + 1] == b'u' { 6 } else { 2 },
-                    ),
-                };
-                let written = c.encode_utf8(&mut [0; 4]).len();
-                c.encode_utf8(&mut out[o..o + written]);
-                if c == '"' || c == '\\' || c < ' ' {
-                    specials.push(o as u32);
+                    (1, 2)
                 }
-                (written, read)
-            }
+            },
             b if b < 0x20 => return None,
             // plain_run stops only at the bytes above (or the end, which `?` refuses).
             _ => return None,
@@ -182,6 +168,37 @@ fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usiz
         i += read;
         o += written;
     }
+}
+
+/// The `\\u` escape at `i` (a surrogate pair when its first unit is a high surrogate), written
+/// as UTF-8 at the start of `out` (`o` is where `out` starts in the payload): the bytes written
+/// and read. `None` for bad hex or a lone surrogate.
+fn unicode_escape(
+    bytes: &[u8],
+    i: usize,
+    out: &mut [u8],
+    specials: &mut Vec<u32>,
+    o: usize,
+) -> Option<(usize, usize)> {
+    let unit = u32::from(hex4(bytes, i + 2)?);
+    let (c, read) = match unit {
+        0xd800..=0xdbff => {
+            if bytes.get(i + 6..i + 8) != Some(b"\\u") {
+                return None;
+            }
+            let low = u32::from(hex4(bytes, i + 8)?);
+            if !(0xdc00..=0xdfff).contains(&low) {
+                return None;
+            }
+            let c = char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
+            (c?, 12)
+        }
+        _ => (char::from_u32(unit)?, 6),
+    };
+    if c == '"' || c == '\\' || c < ' ' {
+        specials.push(o as u32);
+    }
+    Some((c.encode_utf8(out).len(), read))
 }
 
 #[cfg(test)]
