@@ -140,10 +140,14 @@ impl ShortMerge {
             }
             // Part `at` absorbs part `at + 1`.
             m.ids[at] = best;
-            m.starts.copy_within(at + 2..=live, at + 1);
-            m.ids.copy_within(at + 2..live, at + 1);
-            if at + 2 < live {
-                m.pairs.copy_within(at + 2..live - 1, at + 1);
+            // Element loops, not `copy_within`: a piece has a handful of parts, and a `memmove`
+            // call per array per merge cost more than the moves themselves.
+            for i in at + 1..live {
+                m.starts[i] = m.starts[i + 1];
+            }
+            for i in at + 1..live - 1 {
+                m.ids[i] = m.ids[i + 1];
+                m.pairs[i] = m.pairs[i + 1];
             }
             m.parts = live - 1;
             let start = |i: usize| m.starts[i] as usize;
