@@ -11,7 +11,10 @@
 //!
 //! Two merge engines give identical results: a quadratic scan for short pieces (fast on the small
 //! pieces ordinary text has) and a heap over a linked list for long ones (O(n log n), so one huge
-//! word costs about as much per byte as ordinary text).
+//! word costs about as much per byte as ordinary text). A piece over [`2 * CHUNK`](CHUNK) bytes is
+//! merged chunk by chunk and each junction healed ([`merge_chunked`]): a merge result is the unique
+//! token sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the
+//! healed concatenation is the piece's merge result, and each chunk's heap stays in cache.
 
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
@@ -22,6 +25,19 @@ const NO_RANK: u32 = u32::MAX;
 
 /// Pieces up to this many bytes use the quadratic scan, over fixed arrays on the stack.
 const SHORT_PIECE: usize = 96;
+
+/// Chunk size of [`merge_chunked`] in bytes: a chunk's heap and parts (24 bytes a byte) fit in L1.
+/// On a 256 KiB piece of random letters, merging 1 KiB chunks costs 45 ns a byte against 125 ns
+/// for one heap over the whole piece.
+const CHUNK: usize = 1024;
+
+/// Bytes of merged tokens a junction heal first takes back before re-merging (then 4× more each
+/// time the junction is still invalid).
+const HEAL_MARGIN: usize = 16;
+
+/// A heal that needs to take back more than this many bytes gives up: the whole piece is merged
+/// with one heap instead (so no input costs more than about twice the plain heap merge).
+const HEAL_LIMIT: usize = 4 * CHUNK;
 
 /// gpt-tokenizer's rank of a merged part's bytes (see the module doc).
 #[inline]
@@ -181,10 +197,76 @@ struct Part {
 
 const NO_PART: u32 = u32::MAX;
 
+/// Merge of a piece longer than [`SHORT_PIECE`]: chunked ([`merge_chunked`]) when it is over two
+/// chunks long and free of EF BB BF (where the rank function is irregular), else one heap.
+pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
+    if piece.len() > 2 * CHUNK && !contains_bom(piece) {
+        merge_chunked(piece, CHUNK, HEAL_LIMIT, out);
+    } else {
+        merge_heap(piece, out);
+    }
+}
+
+/// Merges `piece` in chunks of `chunk` bytes and heals
+/// every junction. When the last token so far and the chunk's first token are not a valid pair,
+/// tokens covering at least [`HEAL_MARGIN`] bytes on each side of the junction (then 4×, 16×, …)
+/// are merged again as one middle window, until the middle's two junctions are valid or nothing is
+/// left on a side. Every adjacent pair of the result is then valid: inside a merged window because
+/// it is a merge result, at each junction because it was checked. The one sequence with that
+/// property is the merge of the whole piece. A heal needing more than `heal_limit` bytes a side
+/// ([`HEAL_LIMIT`]) merges the whole piece with one heap instead.
+fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u32>) {
+    let base = out.len();
+    let (mut window, mut middle) = (Vec::new(), Vec::new());
+    let mut start = 0;
+    while start < piece.len() {
+        // Byte-level: a chunk may end inside a code point (no rank lookup here decodes UTF-8;
+        // the irregular BOM lookups never reach this function).
+        let end = (start + chunk).min(piece.len());
+        window.clear();
+        merge_heap(&piece[start..end], &mut window);
+        // The sequence is out[base..] (piece[..from]), middle (piece[from..to]), then
+        // window[taken..] (piece[to..end]).
+        let (mut from, mut to, mut taken) = (start, start, 0);
+        middle.clear();
+        let mut margin = HEAL_MARGIN;
+        loop {
+            let first = middle.first().or(window.get(taken));
+            let left_valid = out.len() == base
+                || first.is_none_or(|&first| is_valid_pair(out[out.len() - 1], first));
+            let right_valid = middle.is_empty()
+                || taken == window.len()
+                || is_valid_pair(middle[middle.len() - 1], window[taken]);
+            if left_valid && right_valid {
+                out.extend_from_slice(&middle);
+                out.extend_from_slice(&window[taken..]);
+                break;
+            }
+            if margin > heal_limit {
+                out.truncate(base);
+                merge_heap(piece, out);
+                return;
+            }
+            while out.len() > base && start - from < margin {
+                let id = out.pop().expect("a token before the junction");
+                from -= token_bytes(id).len();
+            }
+            while taken < window.len() && to - start < margin {
+                to += token_bytes(window[taken]).len();
+                taken += 1;
+            }
+            middle.clear();
+            merge_heap(&piece[from..to], &mut middle);
+            margin *= 4;
+        }
+        start = end;
+    }
+}
+
 /// Heap merge: parts form a doubly linked list over their start offsets; the heap holds
 /// `(rank, start)` of candidate pairs, stale entries (whose part is dead or re-ranked) skipped when
 /// popped. Ties pop the smallest start first, i.e. the leftmost pair, as the quadratic scan chooses.
-pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
+fn merge_heap(piece: &[u8], out: &mut Vec<u32>) {
     let n = piece.len();
     assert!(n < NO_PART as usize, "a piece is shorter than 4 GiB");
     let key = |rank: u32, start: usize| Reverse(((rank as u64) << 32) | start as u64);
@@ -278,6 +360,65 @@ mod tests {
         assert_eq!(both(b""), (vec![], vec![]));
         let mut scratch = Vec::new();
         assert_eq!(count_piece(b"", &mut scratch), 0);
+    }
+
+    #[test]
+    fn chunked_merges_equal_one_heap_merge() {
+        // Pieces over one byte, two bytes, letters, a protein's alphabet, CJK, emoji, dashes,
+        // spaces and mixtures, in chunks small enough that most junctions fall inside a token.
+        let alphabets: [&[&str]; 9] = [
+            &["a"],
+            &["a", "b"],
+            &["ACDEFGHIKLMNPQRSTVWY"],
+            &["abcdefghijklmnopqrstuvwxyz"],
+            &["中", "文", "字", "的"],
+            &["😀", "é", "x"],
+            &["-"],
+            &[" "],
+            &["ab", "-", " ", "=", "é", "中", "0"],
+        ];
+        let mut seed = 0x9E37_79B9_u64;
+        let mut next = |bound: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % bound
+        };
+        let (mut cases, mut naive_wrong) = (0, 0);
+        for alphabet in alphabets {
+            let units: Vec<char> = alphabet.iter().flat_map(|a| a.chars()).collect();
+            for len in [1, 2, 5, 40, 97, 300, 1200, 3000] {
+                let piece: String = if units.len() == 1 {
+                    units[0].to_string().repeat(len)
+                } else {
+                    (0..len).map(|_| units[next(units.len())]).collect()
+                };
+                let piece = piece.as_bytes();
+                let mut whole = Vec::new();
+                merge_heap(piece, &mut whole);
+                for chunk in [1, 3, 8, 33, 100, 257] {
+                    for heal_limit in [0, HEAL_LIMIT] {
+                        // Whatever `out` held before stays as it was.
+                        let mut chunked = vec![7, 7];
+                        merge_chunked(piece, chunk, heal_limit, &mut chunked);
+                        assert_eq!(chunked[..2], [7, 7]);
+                        assert_eq!(chunked[2..], whole, "{alphabet:?} {len} {chunk}");
+                    }
+                    // Without healing, the chunks' merges joined are often not the merge.
+                    let naive: Vec<u32> = piece
+                        .chunks(chunk)
+                        .flat_map(|c| {
+                            let mut ids = Vec::new();
+                            merge_heap(c, &mut ids);
+                            ids
+                        })
+                        .collect();
+                    cases += 1;
+                    naive_wrong += usize::from(naive != whole);
+                }
+            }
+        }
+        assert!(naive_wrong * 2 > cases, "{naive_wrong} of {cases}");
     }
 
     #[test]

@@ -125,6 +125,29 @@ mod tests {
             assert_eq!(encode(s), reference.encode_ordinary(s), "{s:?}");
             assert_eq!(count(s), encode(s).len());
         }
+        // Pieces long enough to be merged in healed chunks (bpe::merge_chunked).
+        let mut seed = 0x2545_F491_u64;
+        for alphabet in [
+            "abcdefghijklmnopqrstuvwxyz",
+            "ACDEFGHIKLMNPQRSTVWY",
+            "ACGT",
+            "-",
+        ] {
+            let units = alphabet.as_bytes();
+            let piece: String = (0..6000)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    units[(seed >> 33) as usize % units.len()] as char
+                })
+                .collect();
+            assert_eq!(
+                encode(&piece),
+                reference.encode_ordinary(&piece),
+                "{alphabet}"
+            );
+        }
     }
 
     #[test]
