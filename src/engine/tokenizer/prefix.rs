@@ -16,6 +16,8 @@
 //! gives exactly that pair). A merge result is the unique token sequence whose adjacent pairs are
 //! all valid, so an accepted heal is exact; otherwise it backs off further, and finally merges the
 //! whole prefix. Pieces holding EF BB BF (gpt-tokenizer's irregular rank lookups) never heal.
+//! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
+//! length alone, so each heal merge is made once per query and looked up after.
 //!
 //! The search is exact: candidates are measured from the largest down, and a candidate is skipped
 //! only when a true lower bound on its count exceeds the budget: the tokens before its safe
@@ -26,7 +28,7 @@
 
 use super::{bpe, count, split};
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
 /// inside such a piece are healed instead of re-merged.
@@ -56,7 +58,15 @@ struct LongPiece {
     judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
     /// The longest token made only of bytes the piece holds (see [`LongPiece::longest_token`]).
     longest_token: OnceCell<usize>,
+    /// For a piece that is one byte repeated ("-----", "aaaa"), where a slice's merge depends on
+    /// its length alone: the merges the probes of this query made, keyed by length and the extra
+    /// bytes after it (the probes of a run meet the same few hundred again and again). `None` for
+    /// any other piece.
+    run_merges: Option<RefCell<RunMerges>>,
 }
+
+/// Merges of slices of a one-byte run: (slice length, extra bytes) → (first id, number of ids).
+type RunMerges = HashMap<(usize, Vec<u8>), (u32, usize)>;
 
 impl LongPiece {
     fn new(piece: &[u8], run: split::Run) -> LongPiece {
@@ -76,6 +86,7 @@ impl LongPiece {
             ends,
             judged_pairs: RefCell::default(),
             longest_token: OnceCell::new(),
+            run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
         }
     }
 
@@ -103,28 +114,37 @@ impl LongPiece {
     /// Number of ids of the merge of `piece[..cut] + extra`, where `piece` is the piece this was
     /// built from.
     fn prefix_count(&self, piece: &[u8], cut: usize, extra: &[u8]) -> usize {
-        let merged = |from: usize, out: &mut Vec<u32>| {
-            let mut bytes = Vec::with_capacity(cut - from + extra.len());
-            bytes.extend_from_slice(&piece[from..cut]);
-            bytes.extend_from_slice(extra);
-            out.clear();
-            bpe::merge(&bytes, out);
+        // (first id, number of ids) of the merge of `piece[from..cut] + extra`.
+        let merged = |from: usize| {
+            let merge = || {
+                let mut bytes = Vec::with_capacity(cut - from + extra.len());
+                bytes.extend_from_slice(&piece[from..cut]);
+                bytes.extend_from_slice(extra);
+                let mut ids = Vec::new();
+                bpe::merge(&bytes, &mut ids);
+                (ids[0], ids.len())
+            };
+            match &self.run_merges {
+                Some(merges) => *merges
+                    .borrow_mut()
+                    .entry((cut - from, extra.to_vec()))
+                    .or_insert_with(merge),
+                None => merge(),
+            }
         };
-        let mut scratch = Vec::new();
         let mut margin = HEAL_MARGIN;
         while margin < cut {
             let kept = self.ends.partition_point(|&end| end <= cut - margin);
             if kept == 0 {
                 break;
             }
-            merged(self.ends[kept - 1], &mut scratch);
-            if self.is_valid_pair(self.ids[kept - 1], scratch[0]) {
-                return kept + scratch.len();
+            let (first, ids) = merged(self.ends[kept - 1]);
+            if self.is_valid_pair(self.ids[kept - 1], first) {
+                return kept + ids;
             }
             margin *= 4;
         }
-        merged(0, &mut scratch);
-        scratch.len()
+        merged(0).1
     }
 }
 
@@ -939,11 +959,12 @@ mod tests {
     fn healed_prefix_counts_equal_direct_merges_at_every_cut() {
         let mut rng = Lcg(99);
         for alphabet in ALPHABETS {
+            // One piece meets every extra (the run memo is keyed by both).
+            let len = 1500 + rng.below(800);
+            let word = random_word(&mut rng, alphabet, len);
+            let piece = word.as_bytes();
+            let long = LongPiece::new(piece, split::Run::Letters);
             for extra in ["", "=", "xy", "\r\n"] {
-                let len = 1500 + rng.below(800);
-                let word = random_word(&mut rng, alphabet, len);
-                let piece = word.as_bytes();
-                let long = LongPiece::new(piece, split::Run::Letters);
                 let mut direct = Vec::new();
                 for (cut, _) in word.char_indices().skip(1).step_by(3) {
                     direct.clear();
