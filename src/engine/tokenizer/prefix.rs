@@ -668,8 +668,15 @@ impl<'t> Tokenized<'t> {
                 let piece = &text.as_bytes()[start..analysis.start(analysis.next(k))];
                 let head = cut - start;
                 let absorbed = split::absorbed(long.run, &piece[..head], tail.as_bytes());
-                long.prefix_count(piece, head, &tail.as_bytes()[..absorbed])
-                    + count(&tail[absorbed..])
+                // A piece starts at `sync` whatever precedes it, so the long piece never absorbs
+                // past it (the else branch only guards that reasoning) and the suffix's rest
+                // beyond it is the one already counted.
+                let rest = if absorbed <= sync {
+                    count(&tail[absorbed..sync]) + rest_tokens
+                } else {
+                    count(&tail[absorbed..])
+                };
+                long.prefix_count(piece, head, &tail.as_bytes()[..absorbed]) + rest
             }
             _ if cut - start > LONG_PIECE
                 && split::run_kind(&text.as_bytes()[start..analysis.start(analysis.next(k))])
