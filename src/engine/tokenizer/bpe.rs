@@ -35,8 +35,9 @@ const CHUNK: usize = 1024;
 /// time the junction is still invalid).
 const HEAL_MARGIN: usize = 16;
 
-/// A heal that needs to take back more than this many bytes gives up: the whole piece is merged
-/// with one heap instead (so no input costs more than about twice the plain heap merge).
+/// Caps what one junction can cost: a heal whose margin grows past this many bytes a side gives up,
+/// and the whole piece is merged with one heap instead (the windows merged before that hold at
+/// most about 2 × (16 + 64 + … + 4096) bytes).
 const HEAL_LIMIT: usize = 4 * CHUNK;
 
 /// gpt-tokenizer's rank of a merged part's bytes (see the module doc).
@@ -207,14 +208,13 @@ pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
     }
 }
 
-/// Merges `piece` in chunks of `chunk` bytes and heals
-/// every junction. When the last token so far and the chunk's first token are not a valid pair,
-/// tokens covering at least [`HEAL_MARGIN`] bytes on each side of the junction (then 4×, 16×, …)
-/// are merged again as one middle window, until the middle's two junctions are valid or nothing is
-/// left on a side. Every adjacent pair of the result is then valid: inside a merged window because
-/// it is a merge result, at each junction because it was checked. The one sequence with that
-/// property is the merge of the whole piece. A heal needing more than `heal_limit` bytes a side
-/// ([`HEAL_LIMIT`]) merges the whole piece with one heap instead.
+/// Merges `piece` in chunks of `chunk` bytes and heals every junction. When the last token so far
+/// and the chunk's first token are not a valid pair, tokens covering at least [`HEAL_MARGIN`] bytes
+/// on each side of the junction (then 4×, 16×, …) are merged again as one middle window, until the
+/// middle's two junctions are valid or nothing is left on a side. Every adjacent pair of the result
+/// is then valid: inside a merged window because it is a merge result, at each junction because it
+/// was checked. The one sequence with that property is the merge of the whole piece. A heal whose
+/// margin grows past `heal_limit` bytes ([`HEAL_LIMIT`]) merges the whole piece with one heap.
 fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u32>) {
     let base = out.len();
     let (mut window, mut middle) = (Vec::new(), Vec::new());
