@@ -337,16 +337,13 @@ mod tests {
 
     #[test]
     fn heap_and_scan_merge_agree() {
-        let mut seed = 0x1234_5678_u64;
+        let mut rng = crate::test_rng::Lcg(0x1234_5678);
         let alphabet = "abcdefghijklmnopqrstuvwxyzéü中文ß ";
         let chars: Vec<char> = alphabet.chars().collect();
         for len in 1..=SHORT_PIECE {
             let mut s = String::new();
             while s.len() < len {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                s.push(chars[(seed >> 33) as usize % chars.len()]);
+                s.push(chars[rng.below(chars.len())]);
             }
             while s.len() > SHORT_PIECE {
                 s.pop();
@@ -377,13 +374,7 @@ mod tests {
             &[" "],
             &["ab", "-", " ", "=", "é", "中", "0"],
         ];
-        let mut seed = 0x9E37_79B9_u64;
-        let mut next = |bound: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % bound
-        };
+        let mut rng = crate::test_rng::Lcg(0x9E37_79B9);
         let (mut cases, mut naive_wrong) = (0, 0);
         for alphabet in alphabets {
             let units: Vec<char> = alphabet.iter().flat_map(|a| a.chars()).collect();
@@ -391,7 +382,7 @@ mod tests {
                 let piece: String = if units.len() == 1 {
                     units[0].to_string().repeat(len)
                 } else {
-                    (0..len).map(|_| units[next(units.len())]).collect()
+                    (0..len).map(|_| units[rng.below(units.len())]).collect()
                 };
                 let piece = piece.as_bytes();
                 let mut whole = Vec::new();

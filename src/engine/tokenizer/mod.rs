@@ -27,6 +27,10 @@ mod hash;
 mod prefix;
 mod split;
 mod tables;
+// The engine's test random source, compiled here too (this package cannot see the worker's).
+#[cfg(test)]
+#[path = "../test_rng.rs"]
+mod test_rng;
 
 pub use prefix::{char_boundary, Fit, Tokenized};
 
@@ -126,7 +130,7 @@ mod tests {
             assert_eq!(count(s), encode(s).len());
         }
         // Pieces long enough to be merged in healed chunks (bpe::merge_chunked).
-        let mut seed = 0x2545_F491_u64;
+        let mut rng = crate::test_rng::Lcg(0x2545_F491);
         for alphabet in [
             "abcdefghijklmnopqrstuvwxyz",
             "ACDEFGHIKLMNPQRSTVWY",
@@ -135,12 +139,7 @@ mod tests {
         ] {
             let units = alphabet.as_bytes();
             let piece: String = (0..6000)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    units[(seed >> 33) as usize % units.len()] as char
-                })
+                .map(|_| units[rng.below(units.len())] as char)
                 .collect();
             assert_eq!(
                 encode(&piece),
@@ -158,16 +157,11 @@ mod tests {
             "ab Z9'sll.,-_\n\t 0١٢ب ت क़ें ۵ 中文ß é\u{301}ɐ Ⅻ ½ 😀\u{FEFF}\u{85}\"{}:"
                 .chars()
                 .collect();
-        let mut seed = 0x9E37_79B9_u64;
+        let mut rng = crate::test_rng::Lcg(0x9E37_79B9);
         let mut cuts = 0;
         for len in 2..80 {
             let text: String = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    alphabet[(seed >> 33) as usize % alphabet.len()]
-                })
+                .map(|_| alphabet[rng.below(alphabet.len())])
                 .collect();
             let chars: Vec<(usize, char)> = text.char_indices().collect();
             for pair in chars.windows(2) {

@@ -749,6 +749,7 @@ pub fn char_boundary(text: &str, n: usize) -> (usize, usize) {
 mod tests {
     use super::super::largest_fitting_prefix;
     use super::*;
+    use crate::test_rng::Lcg;
 
     fn brute_force(
         text: &str,
@@ -802,17 +803,6 @@ mod tests {
         let got = search(text, floor, max, budget, &suffix, segment);
         assert_eq!(got, expected, "{what} budget {budget} segment {segment}");
         expected
-    }
-
-    struct Lcg(u64);
-    impl Lcg {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 33) as usize) % n.max(1)
-        }
     }
 
     fn random_text(rng: &mut Lcg, len: usize) -> String {
@@ -943,12 +933,6 @@ mod tests {
         );
     }
 
-    fn random_word(rng: &mut Lcg, alphabet: &[&str], len: usize) -> String {
-        (0..len)
-            .map(|_| alphabet[rng.below(alphabet.len())])
-            .collect()
-    }
-
     const ALPHABETS: [&[&str]; 10] = [
         &["a"],
         &["a", "b"],
@@ -968,7 +952,7 @@ mod tests {
         for alphabet in ALPHABETS {
             // One piece meets every extra (the run memo is keyed by both).
             let len = 1500 + rng.below(800);
-            let word = random_word(&mut rng, alphabet, len);
+            let word = rng.text(alphabet, len);
             let piece = word.as_bytes();
             let long = LongPiece::new(piece, split::Run::Letters);
             for extra in ["", "=", "xy", "\r\n"] {
@@ -992,7 +976,7 @@ mod tests {
         let mut rng = Lcg(5);
         for alphabet in ALPHABETS {
             let len = 1200 + rng.below(600);
-            let word = random_word(&mut rng, alphabet, len);
+            let word = rng.text(alphabet, len);
             let text = format!("{{\"k\": \"{word}\"}}\n");
             let total = text.chars().count();
             let marker = |l: usize| format!("[…truncated: {} chars removed]", total - l);
@@ -1081,7 +1065,7 @@ mod tests {
         for (i, run) in runs.iter().enumerate() {
             for (j, shape) in shapes.iter().enumerate() {
                 let len = 1100 + rng.below(500);
-                let ws = random_word(&mut rng, run, len);
+                let ws = rng.text(run, len);
                 let text = shape.replacen("{}", &ws, 1);
                 let total = text.chars().count();
                 let tail = tails[(i * shapes.len() + j) % tails.len()];
