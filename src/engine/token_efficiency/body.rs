@@ -141,7 +141,13 @@ fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usiz
             // The one-letter escapes (nearly every escape of a payload that is JSON text: `\"`)
             // write one byte, all but `\/` a special one; `\u` decodes its code point.
             b'\\' => match *bytes.get(i + 1)? {
-                b'u' => unicode_escape(bytes, i, &mut out[o..], specials, o)?,
+                b'u' => {
+                    let (c, read) = unicode_escape(bytes, i)?;
+                    if c == '"' || c == '\\' || c < ' ' {
+                        specials.push(o as u32);
+                    }
+                    (c.encode_utf8(&mut out[o..]).len(), read)
+                }
                 letter => {
                     let byte = match letter {
                         b'"' => b'"',
@@ -170,16 +176,9 @@ fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usiz
     }
 }
 
-/// The `\\u` escape at `i` (a surrogate pair when its first unit is a high surrogate), written
-/// as UTF-8 at the start of `out` (`o` is where `out` starts in the payload): the bytes written
-/// and read. `None` for bad hex or a lone surrogate.
-fn unicode_escape(
-    bytes: &[u8],
-    i: usize,
-    out: &mut [u8],
-    specials: &mut Vec<u32>,
-    o: usize,
-) -> Option<(usize, usize)> {
+/// The code point of the `\u` escape at `i` (a surrogate pair when its first unit is a high
+/// surrogate) and the bytes it spans. `None` for bad hex or a lone surrogate.
+fn unicode_escape(bytes: &[u8], i: usize) -> Option<(char, usize)> {
     let unit = u32::from(hex4(bytes, i + 2)?);
     let (c, read) = match unit {
         0xd800..=0xdbff => {
@@ -195,10 +194,7 @@ fn unicode_escape(
         }
         _ => (char::from_u32(unit)?, 6),
     };
-    if c == '"' || c == '\\' || c < ' ' {
-        specials.push(o as u32);
-    }
-    Some((c.encode_utf8(out).len(), read))
+    Some((c, read))
 }
 
 #[cfg(test)]
