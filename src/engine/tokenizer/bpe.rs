@@ -231,9 +231,12 @@ fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u3
         middle.clear();
         let mut margin = HEAL_MARGIN;
         loop {
-            let first = middle.first().or(window.get(taken));
-            let left_valid = out.len() == base
-                || first.is_none_or(|&first| is_valid_pair(out[out.len() - 1], first));
+            // The window's merge is never empty, and once the middle takes tokens it holds some.
+            let first = *middle
+                .first()
+                .or(window.get(taken))
+                .expect("a token after the junction");
+            let left_valid = out.len() == base || is_valid_pair(out[out.len() - 1], first);
             let right_valid = middle.is_empty()
                 || taken == window.len()
                 || is_valid_pair(middle[middle.len() - 1], window[taken]);
