@@ -1,6 +1,8 @@
-//! The two JSON lexemes every hand-written JSON reader in the engine scans the same way: a number
-//! literal (RFC 8259 grammar, no leading `+`, no leading zeros, digits after `.` and `e`) and the four
-//! hex digits of a `\u` escape. Pure byte scanning; the readers keep their own error types.
+//! The JSON lexemes every hand-written JSON reader and writer in the engine scans the same way: a
+//! number literal (RFC 8259 grammar, no leading `+`, no leading zeros, digits after `.` and `e`), the
+//! four hex digits of a `\u` escape, and the plain run of a string (bytes a literal holds as they
+//! stand: no `"`, no `\\`, no control byte), found eight bytes at a time. Pure byte scanning; the
+//! readers keep their own error types.
 
 /// End (exclusive) of the JSON number literal starting at `start`, or `None` when none starts there.
 pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
@@ -48,6 +50,41 @@ pub fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
     })
 }
 
+/// Nonzero when any byte of the little-endian word `w` is `"`, `\\` or below 0x20; its lowest
+/// set bit is the high bit of the first such byte (SWAR: a byte is zero iff subtracting 1 borrows
+/// into its high bit, which was clear).
+#[inline]
+pub fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    // A byte below 0x20 has its top three bits clear: (b & 0xE0) == 0.
+    has_zero(w ^ (ONES * u64::from(b'"')))
+        | has_zero(w ^ (ONES * u64::from(b'\\')))
+        | has_zero(w & (ONES * 0xE0))
+}
+
+/// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
+/// no control character. Eight bytes at a time (SWAR), the last few byte by byte.
+pub fn plain_run(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let special = special_bytes(w);
+        if special != 0 {
+            return i + (special.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +105,41 @@ mod tests {
             ("1e+", None),
         ] {
             assert_eq!(number_end(text.as_bytes(), 0), end, "{text}");
+        }
+    }
+
+    #[test]
+    fn plain_run_stops_at_the_first_quote_backslash_or_control_byte() {
+        let naive = |bytes: &[u8]| {
+            bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len())
+        };
+        // A second byte after the first (a borrow out of a zero byte marks the byte above it too)
+        // must not move the answer; 0x7f, 0x80 and 0xff are plain.
+        let bytes_of_interest: Vec<u8> = (0u8..=0x21)
+            .chain([b'"', b'\\', 0x7f, 0x80, 0xff])
+            .collect();
+        for &first in &bytes_of_interest {
+            for &second in &[b'a', 0, 0x01, b'"', 0x21] {
+                for len in 0..40 {
+                    for at in 0..=len {
+                        let mut bytes = vec![b'a'; len];
+                        if at < len {
+                            bytes[at] = first;
+                        }
+                        if at + 1 < len {
+                            bytes[at + 1] = second;
+                        }
+                        assert_eq!(
+                            plain_run(&bytes),
+                            naive(&bytes),
+                            "{first:#x} then {second:#x} at {at}/{len}"
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -14,8 +14,8 @@
 //! not JSON, not UTF-8 — answers `None` and the general path decides, refusals included. Nothing
 //! here renders or keeps any part of the body.
 
-use super::json::{plain_run, special_bytes};
 use crate::engine::json_lexeme::hex4;
+use crate::engine::json_lexeme::{plain_run, special_bytes};
 use serde_json::Value;
 
 /// A body read by the fast path.

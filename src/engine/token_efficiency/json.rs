@@ -16,7 +16,7 @@
 
 use super::census::Census;
 use crate::engine::canonical::js_number;
-use crate::engine::json_lexeme::{hex4, number_end};
+use crate::engine::json_lexeme::{hex4, number_end, plain_run};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -140,40 +140,6 @@ impl Emitter {
         self.out.push_str(with);
         self.flushed = end;
     }
-}
-
-/// Nonzero when any byte of the little-endian word `w` is `"`, `\\` or below 0x20; its lowest
-/// set bit is the high bit of the first such byte (SWAR: a byte is zero iff subtracting 1 borrows
-/// into its high bit, which was clear).
-#[inline]
-pub fn special_bytes(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
-    // A byte below 0x20 has its top three bits clear: (b & 0xE0) == 0.
-    has_zero(w ^ (ONES * u64::from(b'"')))
-        | has_zero(w ^ (ONES * u64::from(b'\\')))
-        | has_zero(w & (ONES * 0xE0))
-}
-
-/// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
-/// no control character. Eight bytes at a time (SWAR), then byte by byte.
-pub fn plain_run(bytes: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        if special_bytes(w) != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while let Some(&b) = bytes.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            break;
-        }
-        i += 1;
-    }
-    i
 }
 
 /// Where plain runs (no `"`, `\\`, control byte) end: found by scanning, or read from the
@@ -896,31 +862,6 @@ mod tests {
             canonical > 400 && rewritten > 400,
             "{canonical} {rewritten}"
         );
-    }
-
-    #[test]
-    fn plain_run_stops_at_the_first_quote_backslash_or_control_byte() {
-        let naive = |bytes: &[u8]| {
-            bytes
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                .unwrap_or(bytes.len())
-        };
-        for special in (0u8..=0x20).chain([b'"', b'\\', 0x7f, 0x80, 0xff]) {
-            for len in 0..40 {
-                for at in 0..=len {
-                    let mut bytes = vec![b'a'; len];
-                    if at < len {
-                        bytes[at] = special;
-                    }
-                    assert_eq!(
-                        plain_run(&bytes),
-                        naive(&bytes),
-                        "{special:#x} at {at}/{len}"
-                    );
-                }
-            }
-        }
     }
 
     fn canon(text: &str) -> Result<String, ParseError> {

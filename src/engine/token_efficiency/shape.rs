@@ -18,7 +18,7 @@
 //! array element; exhaustion returns the submitted canonical form with an empty receipt.
 
 use super::census::{self, fingerprint};
-use super::json::plain_run;
+use crate::engine::json_lexeme::plain_run;
 use crate::engine::tokenizer::{self, Tokenized};
 use std::collections::{HashMap, HashSet};
 
