@@ -23,14 +23,13 @@ pub fn json(status: u16, value: &Value) -> Result<Response> {
         .with_headers(base_headers("application/json; charset=utf-8")))
 }
 
-/// Signs `report` and answers it with `status`.
-pub fn signed(
-    status: u16,
-    mut report: Map<String, Value>,
-    signer: &ReportSigner,
-) -> Result<Response> {
-    signer.sign(&mut report);
-    json(status, &Value::Object(report))
+/// Signs `report` and answers it with `status`. The body is the report's JCS form with the
+/// signature in its sorted place ([`ReportSigner::signed_body`]): serialised once, for signing
+/// and for the wire.
+pub fn signed(status: u16, report: Map<String, Value>, signer: &ReportSigner) -> Result<Response> {
+    Ok(Response::from_bytes(signer.signed_body(report))?
+        .with_status(status)
+        .with_headers(base_headers("application/json; charset=utf-8")))
 }
 
 /// Answers `report` byte for byte as the engine built it, with the signature detached into the

@@ -2,7 +2,7 @@
 //! report object without its `signature` member, so a saved report verifies offline whatever its key
 //! order or whitespace. `key_id` = the first 16 hex digits of SHA-256(public key).
 
-use crate::engine::canonical::to_jcs;
+use crate::engine::canonical::{to_jcs, to_jcs_with_slot, write_js_string};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, VerifyingKey};
 use serde_json::{json, Map, Value};
@@ -71,12 +71,41 @@ impl ReportSigner {
     /// `{alg:"Ed25519", key_id, sig}` over the JCS bytes of the rest of the object.
     pub fn sign(&self, report: &mut Map<String, Value>) {
         report.shift_remove(SIGNATURE_MEMBER);
-        let bytes = to_jcs(&Value::Object(report.clone()));
-        let sig = self.key.sign(bytes.as_bytes());
-        report.insert(
-            SIGNATURE_MEMBER.to_owned(),
-            json!({"alg": "Ed25519", "key_id": self.key_id, "sig": STANDARD.encode(sig.to_bytes())}),
-        );
+        let signature =
+            self.signature_over(to_jcs_with_slot(report, SIGNATURE_MEMBER).0.as_bytes());
+        report.insert(SIGNATURE_MEMBER.to_owned(), signature);
+    }
+
+    /// The response body of a signed `report`: its JCS bytes with the `signature` member spliced
+    /// into its sorted place. The body is itself in JCS form, the report is serialised once, and
+    /// the signed bytes are exactly the body without that member (any existing one is replaced).
+    pub fn signed_body(&self, mut report: Map<String, Value>) -> Vec<u8> {
+        report.shift_remove(SIGNATURE_MEMBER);
+        let (jcs, slot) = to_jcs_with_slot(&report, SIGNATURE_MEMBER);
+        let signature = self.signature_over(jcs.as_bytes());
+        let mut member = String::new();
+        write_js_string(&mut member, SIGNATURE_MEMBER);
+        member.push(':');
+        member.push_str(&to_jcs(&signature));
+        let mut body = Vec::with_capacity(jcs.len() + member.len() + 1);
+        body.extend_from_slice(&jcs.as_bytes()[..slot]);
+        if slot > 1 {
+            body.push(b',');
+            body.extend_from_slice(member.as_bytes());
+        } else {
+            body.extend_from_slice(member.as_bytes());
+            if !report.is_empty() {
+                body.push(b',');
+            }
+        }
+        body.extend_from_slice(&jcs.as_bytes()[slot..]);
+        body
+    }
+
+    /// The `{alg, key_id, sig}` object over `bytes`.
+    fn signature_over(&self, bytes: &[u8]) -> Value {
+        let sig = self.key.sign(bytes);
+        json!({"alg": "Ed25519", "key_id": self.key_id, "sig": STANDARD.encode(sig.to_bytes())})
     }
 }
 
@@ -156,6 +185,28 @@ mod tests {
             serde_json::from_str(&serde_json::to_string_pretty(&signed).unwrap()).unwrap();
         assert_eq!(verify(&reordered, &s.public_key()), Ok(()));
         assert_eq!(s.key_id().len(), 16);
+    }
+
+    #[test]
+    fn a_signed_body_is_its_own_jcs_form_and_verifies() {
+        let s = signer();
+        let reports = [
+            json!({}),
+            json!({"a": 1}),
+            json!({"z": 1}),
+            json!({"b": 1, "a": "x\"y", "n": [1.5, null], "sig": 2, "signaturf": 3}),
+            json!({"verdict": "FITS", "signature": "stale", "shaped_payload": "{\"k\":1}"}),
+        ];
+        for report in reports {
+            let map = report.as_object().unwrap().clone();
+            let body = s.signed_body(map.clone());
+            let parsed: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(verify(&parsed, &s.public_key()), Ok(()), "{report}");
+            assert_eq!(to_jcs(&parsed).as_bytes(), body.as_slice(), "{report}");
+            let mut signed = map;
+            s.sign(&mut signed);
+            assert_eq!(parsed, Value::Object(signed), "{report}");
+        }
     }
 
     #[test]
