@@ -10,15 +10,16 @@
 //! `run` + the signed response body), and prints each as a ratio of the one tokenization — the
 //! figures the token-efficiency issue sets targets for (precheck ≤ 1.1×, budget needing S-4 ≤
 //! 1.5×). The signed body is what the worker answers (`ReportSigner::signed_body`: the report's
-//! JCS bytes, Ed25519 over them, the signature spliced in); its share of the budget path is
-//! printed too, since Ed25519 hashes the whole report, shaped payload included, twice.
+//! JCS bytes, Ed25519 over them with a fresh nonce as the edge signs, the signature spliced in); its
+//! share of the budget path is printed too, since Ed25519 hashes the whole report, shaped payload
+//! included.
 //! Runs are interleaved so machine noise touches all four alike, and each figure is the fastest of
 //! its runs: on a small shared machine preemption only ever adds time, so the minimum is the
 //! steadiest estimate of the work itself. `TE_BENCH_CASE=<id>` runs one case (for profiling);
 //! `TE_BENCH_DUMP=<dir>` writes each case's body there.
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use context_meter::engine::sign::ReportSigner;
+use context_meter::engine::sign::{Nonce, ReportSigner};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::tokenizer;
 use serde_json::Value;
@@ -212,6 +213,12 @@ fn main() {
         .chain(single_piece_cases())
         .collect();
     let signer = ReportSigner::from_seed(&[7; 32]);
+    // The edge draws each signature's nonce seed from the CSPRNG (edge::respond); so does the bench.
+    let fresh = || {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).unwrap();
+        Nonce::Fresh(seed)
+    };
     for (id, bytes) in cases {
         let wanted = std::env::var("TE_BENCH_CASE").map_or(true, |only| only == id);
         if !wanted {
@@ -232,14 +239,14 @@ fn main() {
             }));
             pre.push(timed(|| {
                 let req = te::parse(black_box(&bytes)).unwrap();
-                signer.signed_body(te::precheck(&req, 0).expect("a precheck body"))
+                signer.signed_body(te::precheck(&req, 0).expect("a precheck body"), fresh())
             }));
             let start = Instant::now();
             let req = te::parse_for_budget(black_box(&bytes)).unwrap();
             let delivery = te::run(&req, 0).unwrap();
             applications = delivery.report["applications"].clone();
             let signing = Instant::now();
-            black_box(signer.signed_body(delivery.report));
+            black_box(signer.signed_body(delivery.report, fresh()));
             run.push(start.elapsed());
             tail.push(signing.elapsed());
         }
