@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
-import { startWorker, ROOT } from './lib/worker.mjs';
+import { startWorker, awake, ROOT } from './lib/worker.mjs';
 
 let closed;
 let open;
@@ -14,6 +14,7 @@ before(async () => {
   // wrangler.toml has no BENCH_ROUTES: `closed` runs with the production vars.
   closed = await startWorker({ port: 8891, logLevel: 'warn' });
   open = await startWorker({ port: 8892, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+  await awake(closed); // idle while `open` started
 });
 after(async () => {
   await closed?.stop();

@@ -4,7 +4,7 @@
 // D1 without any wallet. (The new-UTC-day reset is proven on the injected clock in engine::allowance.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWorker, wallet, d1 } from './lib/worker.mjs';
+import { startWorker, awake, wallet, d1 } from './lib/worker.mjs';
 
 const PER_DAY = 100;
 let fast; // no minimum interval: proves the daily count
@@ -26,6 +26,7 @@ function precheck(url, caller) {
 
 test('exactly 100 free calls per day, then 402 with the paid challenge', async () => {
   const caller = wallet(1);
+  await awake(fast); // idle while `spaced` started
   for (let i = 0; i < PER_DAY; i++) {
     const r = await precheck(fast.url, caller);
     assert.equal(r.status, 200, `call ${i + 1}`);
@@ -47,6 +48,8 @@ test('exactly 100 free calls per day, then 402 with the paid challenge', async (
 
 test('a call inside the interval is 402; 50 concurrent calls let exactly one through', async () => {
   const caller = wallet(3);
+  // `spaced` sat idle through the previous test; its first counted call must be sent exactly once.
+  await awake(spaced);
   const first = await precheck(spaced.url, caller);
   assert.equal(first.status, 200);
   await first.arrayBuffer();

@@ -86,6 +86,28 @@ export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
   };
 }
 
+/**
+ * Waits until a worker that sat idle (while another test file's worker was busy) answers GET / again,
+ * which no quota counts. A request that fails on the connection (a stale pooled socket, or the dev
+ * proxy mid-restart on a loaded machine) is retried here, so the counted request that follows is sent
+ * once. After 10 s of failures it throws with the cause and the worker's last output.
+ */
+export async function awake(w) {
+  let last;
+  for (let i = 0; i < 40; i++) {
+    try {
+      const r = await fetch(w.url + '/');
+      await r.arrayBuffer();
+      if (r.ok) return;
+      last = new Error(`GET / answered ${r.status}`);
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`worker at ${w.url} did not answer for 10 s: ${last?.cause?.code ?? last?.message}\n${w.logs().slice(-3000)}`);
+}
+
 /** Runs SQL against the worker's local D1 (same persistence directory) and returns the rows. */
 export function d1(persist, sql) {
   const out = execFileSync(WRANGLER, ['d1', 'execute', 'context-meter', '--local', '--persist-to', persist,
