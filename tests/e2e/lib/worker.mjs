@@ -87,7 +87,7 @@ export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
 }
 
 /**
- * Waits until a worker that sat idle (while another test file's worker was busy) answers GET / again,
+ * Waits until a worker that sat idle (while another worker of the same file started or served) answers GET /,
  * which no quota counts. A request that fails on the connection (a stale pooled socket, or the dev
  * proxy mid-restart on a loaded machine) is retried here, so the counted request that follows is sent
  * once. After 10 s of failures it throws with the cause and the worker's last output.
