@@ -55,22 +55,12 @@ export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
+  const notReady = await untilAnswering(url, 90_000, () => {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${out}`);
-    try {
-      const r = await fetch(url + '/');
-      // Read the body: an unread body leaves undici's socket paused, so it never sees the server
-      // close the idle connection (after 5 s) and reuses it for the next request, which then fails
-      // with "other side closed" (seen as a flaky first request after a quiet `before`).
-      await r.arrayBuffer();
-      if (r.ok) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      process.kill(-child.pid, 'SIGKILL');
-      throw new Error(`wrangler dev not ready in 90 s:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  });
+  if (notReady) {
+    process.kill(-child.pid, 'SIGKILL');
+    throw new Error(`wrangler dev not ready in 90 s:\n${out}`);
   }
   return {
     url,
@@ -93,19 +83,36 @@ export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
  * once. After 10 s of failures it throws with the cause and the worker's last output.
  */
 export async function awake(w) {
+  const failure = await untilAnswering(w.url, 10_000);
+  if (failure) {
+    throw new Error(`worker at ${w.url} did not answer for 10 s: ${failure.cause?.code ?? failure.message}\n${w.logs().slice(-3000)}`);
+  }
+}
+
+/**
+ * GETs `url`/ every 250 ms until it answers 2xx (then resolves to null) or `ms` have passed (then
+ * resolves to the last failure). `check` runs before every try and may throw to stop early. The
+ * one readiness poll behind startWorker and awake.
+ */
+async function untilAnswering(url, ms, check = () => {}) {
+  const deadline = Date.now() + ms;
   let last;
-  for (let i = 0; i < 40; i++) {
+  for (;;) {
+    check();
     try {
-      const r = await fetch(w.url + '/');
+      const r = await fetch(url + '/');
+      // Read the body: an unread body leaves undici's socket paused, so it never sees the server
+      // close the idle connection (after 5 s) and reuses it for the next request, which then fails
+      // with "other side closed" (seen as a flaky first request after a quiet `before`).
       await r.arrayBuffer();
-      if (r.ok) return;
+      if (r.ok) return null;
       last = new Error(`GET / answered ${r.status}`);
     } catch (e) {
       last = e;
     }
+    if (Date.now() > deadline) return last;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`worker at ${w.url} did not answer for 10 s: ${last?.cause?.code ?? last?.message}\n${w.logs().slice(-3000)}`);
 }
 
 /** Runs SQL against the worker's local D1 (same persistence directory) and returns the rows. */
