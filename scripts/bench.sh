@@ -5,7 +5,8 @@
 #     cold start, worst case (one 256 KiB word), S-4 prefix search vs bisection with full re-tokenization;
 #  2. the same corpus through the worker in real workerd (wrangler dev) vs gpt-tokenizer in Node;
 #  3. engine targets natively (release): token-efficiency budget/precheck at the cap vs one tokenization,
-#     context-composition audit at the caps, TOON vs serde_json.
+#     context-composition audit at the caps, TOON vs serde_json;
+#  4. the same token-efficiency bodies (written by 3) through the worker in real workerd.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -19,6 +20,9 @@ echo "wasm gzip bytes: $(gzip -9 -c build/index_bg.wasm | wc -c)"
 node bench/workerd.mjs target/tokenizer-bench/mixed.txt
 node bench/composition-workerd.mjs
 echo "== engines (release, ignored timing tests)"
-cargo bench --quiet --bench token_efficiency 2>/dev/null
+mkdir -p target/te-bench
+TE_BENCH_DUMP=target/te-bench cargo bench --quiet --bench token_efficiency 2>/dev/null
 cargo test --release --quiet --test composition_corpus -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
 cargo test --release --quiet --test toon_speed -- --ignored --nocapture 2>/dev/null | grep -v '^$' || true
+echo "== token-efficiency in workerd (the bodies of the native benchmark above)"
+node bench/token-efficiency-workerd.mjs target/te-bench

@@ -1,25 +1,37 @@
-//! Benchmark-only route `POST /bench/tokenizer?repeat=N`: tokenizes the text body N times with
-//! [`crate::engine::tokenizer::count`] and answers the count, so bench/workerd.mjs can time the
-//! tokenizer inside workerd without the free tier's JSON parsing, Durable Object and D1 round trips.
+//! Benchmark-only routes, so bench/*.mjs can time engine work inside workerd without the free
+//! tier's Durable Object and D1 round trips or a payment:
+//! - `POST /bench/tokenizer?repeat=N`: tokenizes the text body N times with
+//!   [`crate::engine::tokenizer::count`] and answers the count;
+//! - `POST /bench/token-efficiency?op=OP&repeat=N`: the body is a token-efficiency request; `OP`
+//!   `count` parses it once and counts its canonical payload N times (the issue's "one
+//!   tokenization"), `parse` runs N times its parse and free validation alone (no count), and
+//!   `precheck` and `budget` run N times the whole path their routes run after the
+//!   free tier and payment (parse and free validation, the engine, the signed response body), and
+//!   it answers the figures of the last pass.
 //!
 //! Invariants: served only when the `BENCH_ROUTES` var is exactly "1" (absent from wrangler.toml,
-//! so production never serves it; otherwise the request falls through to the router and gets the
-//! same `404 NOT COVERED` as any unknown path). It is not in the route table, so neither the index
-//! nor the OpenAPI document lists it. It touches no Durable Object, D1 or ledger, logs nothing,
-//! retains nothing and never echoes the body; `repeat` is capped at [`MAX_REPEAT`], the body at
-//! [`BODY_CAP`] bytes. Refusals are closed-form JSON like every other route's (static message,
-//! numbers only).
+//! so production never serves them; otherwise the request falls through to the router and gets the
+//! same `404 NOT COVERED` as any unknown path). They are not in the route table, so neither the
+//! index nor the OpenAPI document lists them. They touch no Durable Object, D1 or ledger, log
+//! nothing, retain nothing and never echo the body (answers are numbers and the op's name);
+//! `repeat` is capped at [`MAX_REPEAT`], the bodies at [`BODY_CAP`] and the token-efficiency cap.
+//! Refusals are closed-form JSON like every other route's (static message, numbers only).
 
 use crate::edge::body::{read_capped, Unread};
 use crate::edge::error::EdgeError;
 use crate::edge::{config, respond};
+use crate::engine::sign::ReportSigner;
+use crate::engine::token_efficiency as te;
 use crate::engine::ClosedError;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::hint::black_box;
 use worker::{Env, Request, Response, Result};
 
-/// The route's path (POST only).
+/// The tokenizer route's path (POST only).
 pub const PATH: &str = "/bench/tokenizer";
+
+/// The token-efficiency route's path (POST only).
+pub const TOKEN_EFFICIENCY_PATH: &str = "/bench/token-efficiency";
 
 /// Most tokenizations one request may ask for.
 pub const MAX_REPEAT: u32 = 64;
@@ -32,21 +44,58 @@ pub fn enabled(env: &Env) -> bool {
     config::var(env, "BENCH_ROUTES").as_deref() == Some("1")
 }
 
+/// The value of query parameter `name`, if the URL has it.
+fn query(req: &Request, name: &str) -> Option<String> {
+    let url = req.url().ok()?;
+    let value = url.query_pairs().find(|(k, _)| k == name)?.1;
+    Some(value.into_owned())
+}
+
 /// `repeat` from the query: 0..=MAX_REPEAT (0 measures the request overhead alone), default 1.
 fn repeat_of(req: &Request) -> Option<u32> {
-    let url = req.url().ok()?;
-    let Some((_, value)) = url.query_pairs().find(|(k, _)| k == "repeat") else {
-        return Some(1);
-    };
-    value.parse().ok().filter(|n| *n <= MAX_REPEAT)
+    match query(req, "repeat") {
+        None => Some(1),
+        Some(value) => value.parse().ok().filter(|n| *n <= MAX_REPEAT),
+    }
+}
+
+/// What `/bench/token-efficiency` repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokenEfficiencyOp {
+    Count,
+    Parse,
+    Precheck,
+    Budget,
+}
+
+impl TokenEfficiencyOp {
+    fn of(req: &Request) -> Option<TokenEfficiencyOp> {
+        match query(req, "op")?.as_str() {
+            "count" => Some(TokenEfficiencyOp::Count),
+            "parse" => Some(TokenEfficiencyOp::Parse),
+            "precheck" => Some(TokenEfficiencyOp::Precheck),
+            "budget" => Some(TokenEfficiencyOp::Budget),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TokenEfficiencyOp::Count => "count",
+            TokenEfficiencyOp::Parse => "parse",
+            TokenEfficiencyOp::Precheck => "precheck",
+            TokenEfficiencyOp::Budget => "budget",
+        }
+    }
 }
 
 /// The route's own refusals (body-reading failures are the shell's [`EdgeError`]s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BenchRefusal {
     RepeatInvalid,
+    OpInvalid,
     BodyNotUtf8,
-    /// Two passes over the same text disagreed: the tokenizer is not deterministic.
+    /// Two passes over the same body disagreed: the path is not deterministic.
     CountsDiffer,
 }
 
@@ -54,6 +103,7 @@ impl ClosedError for BenchRefusal {
     fn code(&self) -> &'static str {
         match self {
             BenchRefusal::RepeatInvalid => "repeat_invalid",
+            BenchRefusal::OpInvalid => "op_invalid",
             BenchRefusal::BodyNotUtf8 => "body_not_utf8",
             BenchRefusal::CountsDiffer => "counts_differ",
         }
@@ -61,7 +111,9 @@ impl ClosedError for BenchRefusal {
 
     fn status(&self) -> u16 {
         match self {
-            BenchRefusal::RepeatInvalid | BenchRefusal::BodyNotUtf8 => 400,
+            BenchRefusal::RepeatInvalid | BenchRefusal::OpInvalid | BenchRefusal::BodyNotUtf8 => {
+                400
+            }
             BenchRefusal::CountsDiffer => 500,
         }
     }
@@ -69,8 +121,9 @@ impl ClosedError for BenchRefusal {
     fn message(&self) -> &'static str {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
+            BenchRefusal::OpInvalid => "op must be count, parse, precheck or budget",
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
-            BenchRefusal::CountsDiffer => "counts differ between passes",
+            BenchRefusal::CountsDiffer => "figures differ between passes",
         }
     }
 
@@ -82,20 +135,26 @@ impl ClosedError for BenchRefusal {
     }
 }
 
+/// The body, at most `cap` bytes, or the refusal to answer.
+async fn body_of(req: &mut Request, cap: usize) -> std::result::Result<Vec<u8>, Result<Response>> {
+    match read_capped(req, cap).await {
+        Ok(body) => Ok(body),
+        Err(Unread::TooLarge { .. }) => {
+            let cap = EdgeError::BodyTooLarge { cap: cap as u64 };
+            Err(respond::refusal(&cap, false))
+        }
+        Err(Unread::Failed(err)) => Err(respond::refusal(&err, false)),
+    }
+}
+
 /// Answers `{"tokens": count(body), "repeat": N, "bytes": body length}` after N tokenizations.
 pub async fn tokenizer(mut req: Request) -> Result<Response> {
     let Some(repeat) = repeat_of(&req) else {
         return respond::refusal(&BenchRefusal::RepeatInvalid, false);
     };
-    let body = match read_capped(&mut req, BODY_CAP).await {
+    let body = match body_of(&mut req, BODY_CAP).await {
         Ok(body) => body,
-        Err(Unread::TooLarge { .. }) => {
-            let cap = EdgeError::BodyTooLarge {
-                cap: BODY_CAP as u64,
-            };
-            return respond::refusal(&cap, false);
-        }
-        Err(Unread::Failed(err)) => return respond::refusal(&err, false),
+        Err(refusal) => return refusal,
     };
     let Ok(text) = std::str::from_utf8(&body) else {
         return respond::refusal(&BenchRefusal::BodyNotUtf8, false);
@@ -110,4 +169,118 @@ pub async fn tokenizer(mut req: Request) -> Result<Response> {
         tokens = Some(black_box(n));
     }
     Response::from_json(&json!({"tokens": tokens, "repeat": repeat, "bytes": body.len()}))
+}
+
+/// Figures of one pass of `/bench/token-efficiency`: the payload's tokens (all but `parse`), the
+/// shaped payload's (budget only) and the length of the signed body the route would answer (precheck, budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pass {
+    tokens: Option<u64>,
+    shaped_tokens: Option<u64>,
+    answer_bytes: Option<usize>,
+}
+
+fn figure(report: &serde_json::Map<String, Value>, outer: &str, inner: Option<&str>) -> u64 {
+    let value = report.get(outer);
+    let value = match inner {
+        Some(inner) => value.and_then(|v| v.get(inner)),
+        None => value,
+    };
+    value.and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// One pass of `precheck` as its route runs it after the free tier. The signed body's length
+/// stands in for the answer: its timestamp and fresh nonce vary, its length does not.
+fn precheck_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass, te::Refusal> {
+    let parsed = te::parse(body)?;
+    let report = te::precheck(&parsed, worker::Date::now().as_millis())?;
+    let tokens = figure(&report, "payload_tokens", None);
+    let answer = signer.signed_body(report, respond::signing_nonce());
+    Ok(Pass {
+        tokens: Some(tokens),
+        shaped_tokens: None,
+        answer_bytes: Some(answer.len()),
+    })
+}
+
+/// One pass of `budget` as its route runs it after the payment is verified.
+fn budget_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass, te::Refusal> {
+    let parsed = te::parse_for_budget(body)?;
+    let delivery = te::run(&parsed, worker::Date::now().as_millis())?;
+    let tokens = figure(&delivery.report, "submitted", Some("tokens"));
+    let shaped = figure(&delivery.report, "shaped", Some("tokens"));
+    let answer = signer.signed_body(delivery.report, respond::signing_nonce());
+    Ok(Pass {
+        tokens: Some(tokens),
+        shaped_tokens: Some(shaped),
+        answer_bytes: Some(answer.len()),
+    })
+}
+
+/// Answers `{"op", "repeat", "bytes", "tokens", "shaped_tokens", "answer_bytes"}` after N passes
+/// of `op` over the token-efficiency request in the body (figures of the last pass, `null` when N
+/// is 0 or the op has none). `count` parses once, before its passes, so a pass is one tokenization.
+pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
+    let Some(repeat) = repeat_of(&req) else {
+        return respond::refusal(&BenchRefusal::RepeatInvalid, false);
+    };
+    let Some(op) = TokenEfficiencyOp::of(&req) else {
+        return respond::refusal(&BenchRefusal::OpInvalid, false);
+    };
+    // Over the cap: token-efficiency's own published refusal, as its routes answer it.
+    let body = match read_capped(&mut req, te::BODY_CAP).await {
+        Ok(body) => body,
+        Err(Unread::TooLarge { .. }) => return respond::refusal(&te::Refusal::BodyOverCap, false),
+        Err(Unread::Failed(err)) => return respond::refusal(&err, false),
+    };
+    let signer = match config::signer(env) {
+        Ok(signer) => signer,
+        Err(err) => return respond::refusal(&err, false),
+    };
+    type PassFn<'a> = Box<dyn Fn() -> std::result::Result<Pass, te::Refusal> + 'a>;
+    let pass: PassFn = match op {
+        TokenEfficiencyOp::Count => {
+            let parsed = match te::parse(&body) {
+                Ok(parsed) => parsed,
+                Err(refusal) => return respond::refusal(&refusal, false),
+            };
+            Box::new(move || {
+                let tokens = crate::engine::tokenizer::count(black_box(parsed.canonical()));
+                Ok(Pass {
+                    tokens: Some(tokens as u64),
+                    shaped_tokens: None,
+                    answer_bytes: None,
+                })
+            })
+        }
+        TokenEfficiencyOp::Parse => Box::new(|| {
+            black_box(te::parse(black_box(&body))?);
+            Ok(Pass {
+                tokens: None,
+                shaped_tokens: None,
+                answer_bytes: None,
+            })
+        }),
+        TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
+        TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
+    };
+    let mut last: Option<Pass> = None;
+    for _ in 0..repeat {
+        let this = match pass() {
+            Ok(this) => black_box(this),
+            Err(refusal) => return respond::refusal(&refusal, false),
+        };
+        if last.is_some_and(|l| l != this) {
+            return respond::refusal(&BenchRefusal::CountsDiffer, false);
+        }
+        last = Some(this);
+    }
+    Response::from_json(&json!({
+        "op": op.name(),
+        "repeat": repeat,
+        "bytes": body.len(),
+        "tokens": last.and_then(|p| p.tokens),
+        "shaped_tokens": last.and_then(|p| p.shaped_tokens),
+        "answer_bytes": last.and_then(|p| p.answer_bytes),
+    }))
 }

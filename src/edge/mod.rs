@@ -143,8 +143,12 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         _ => None,
     };
     let path = req.path();
-    if verb == Some(Verb::Post) && path == bench::PATH && bench::enabled(&env) {
-        return bench::tokenizer(req).await;
+    if verb == Some(Verb::Post) && bench::enabled(&env) {
+        match path.as_str() {
+            bench::PATH => return bench::tokenizer(req).await,
+            bench::TOKEN_EFFICIENCY_PATH => return bench::token_efficiency(req, &env).await,
+            _ => {}
+        }
     }
     let Some(route) = verb.and_then(|v| routes::find(v, &path)) else {
         metrics::request("service", "unrouted", "404".into());

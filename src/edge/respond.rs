@@ -26,7 +26,7 @@ pub fn json(status: u16, value: &Value) -> Result<Response> {
 /// The nonce for one signature: 32 fresh bytes from the runtime's CSPRNG, so the report is hashed
 /// once. Should the CSPRNG fail, the RFC 8032 nonce (from the message) signs instead: slower, never
 /// a failed response, and nothing after a settled payment can fail on it.
-fn signing_nonce() -> Nonce {
+pub fn signing_nonce() -> Nonce {
     let mut seed = [0u8; 32];
     match getrandom::fill(&mut seed) {
         Ok(()) => Nonce::Fresh(seed),

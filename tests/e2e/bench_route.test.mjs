@@ -1,6 +1,8 @@
-// The benchmark-only route POST /bench/tokenizer (src/edge/bench.rs) against real workerd: closed
-// exactly like an unknown path unless BENCH_ROUTES=1, and when open its count equals npm
-// gpt-tokenizer's (the independent oracle) on texts the oracle corpus holds.
+// The benchmark-only routes POST /bench/tokenizer and /bench/token-efficiency (src/edge/bench.rs)
+// against real workerd: closed exactly like an unknown path unless BENCH_ROUTES=1; when open, the
+// tokenizer route's count equals npm gpt-tokenizer's (the independent oracle) on texts the oracle
+// corpus holds, and the token-efficiency route's figures equal the token-efficiency corpus's
+// expectations (derived by its own JavaScript implementation) on every case.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -30,11 +32,16 @@ const oracleTexts = () => readFileSync(join(ROOT, 'corpus/tokenizer/oracle.jsonl
 
 test('without BENCH_ROUTES the route answers exactly like an unknown path', async () => {
   const unknown = await fetch(closed.url + '/bench/nope', { method: 'POST', body: 'x' });
-  const bench = await post(closed, 'hello world', '?repeat=3');
-  assert.equal(bench.status, 404);
-  assert.equal(bench.status, unknown.status);
-  assert.equal(bench.headers.get('content-type'), unknown.headers.get('content-type'));
-  assert.equal(await bench.text(), await unknown.text());
+  const unknownText = await unknown.text();
+  for (const bench of [
+    await post(closed, 'hello world', '?repeat=3'),
+    await fetch(`${closed.url}/bench/token-efficiency?op=count`, { method: 'POST', body: '{"payload":"x","budget_tokens":1}' }),
+  ]) {
+    assert.equal(bench.status, 404);
+    assert.equal(bench.status, unknown.status);
+    assert.equal(bench.headers.get('content-type'), unknown.headers.get('content-type'));
+    assert.equal(await bench.text(), unknownText);
+  }
   assert.equal(await (await fetch(closed.url + '/bench/tokenizer')).text(), 'NOT COVERED');
   // Neither the index nor the OpenAPI document lists it, open or closed.
   for (const w of [closed, open]) {
@@ -86,4 +93,77 @@ test('repeat is capped at 64, 0 tokenizes nothing, and the body is never echoed'
   assert.equal(top.status, 200);
   assert.ok(!text.includes(secret));
   assert.equal(JSON.parse(text).tokens, encode(secret).length);
+});
+
+const teCases = () => JSON.parse(readFileSync(join(ROOT, 'corpus/token-efficiency/corpus.json'), 'utf8')).cases;
+const teBody = (c) => (c.body_base64 ? Buffer.from(c.body_base64, 'base64') : c.body);
+const tePost = (w, body, op, repeat = 1) => fetch(`${w.url}/bench/token-efficiency?op=${op}&repeat=${repeat}`, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body,
+});
+
+test('/bench/token-efficiency: every corpus case\'s figures or refusal, as the corpus expects them', async () => {
+  const cases = teCases();
+  assert.ok(cases.length >= 80);
+  let measured = 0;
+  for (const c of cases) {
+    const body = teBody(c);
+    if (c.expect.refusal) {
+      // The refusal its routes answer: same status and code, nothing echoed.
+      const r = await tePost(open, body, 'precheck');
+      assert.equal(r.status, c.expect.refusal.status, c.id);
+      assert.equal((await r.json()).code, c.expect.refusal.code, c.id);
+      continue;
+    }
+    const budget = await (await tePost(open, body, 'budget', 2)).json();
+    assert.equal(budget.tokens, c.expect.budget.submitted.tokens, c.id);
+    assert.equal(budget.shaped_tokens, c.expect.budget.shaped.tokens, c.id);
+    assert.equal(budget.repeat, 2);
+    assert.equal(budget.bytes, Buffer.byteLength(body));
+    const precheck = await tePost(open, body, 'precheck');
+    if (c.expect.precheck.refusal) {
+      assert.equal(precheck.status, c.expect.precheck.refusal.status, c.id);
+      assert.equal((await precheck.json()).code, c.expect.precheck.refusal.code, c.id);
+    } else {
+      assert.equal((await precheck.json()).tokens, c.expect.precheck.payload_tokens, c.id);
+    }
+    const count = await (await tePost(open, body, 'count', 3)).json();
+    assert.deepEqual(count, {
+      op: 'count', repeat: 3, bytes: Buffer.byteLength(body),
+      tokens: c.expect.budget.submitted.tokens, shaped_tokens: null, answer_bytes: null,
+    });
+    const parse = await (await tePost(open, body, 'parse', 2)).json();
+    assert.deepEqual(parse, {
+      op: 'parse', repeat: 2, bytes: Buffer.byteLength(body), tokens: null, shaped_tokens: null, answer_bytes: null,
+    });
+    measured++;
+  }
+  assert.equal(measured, cases.filter((c) => !c.expect.refusal).length);
+});
+
+test('/bench/token-efficiency runs the precheck route\'s path: the same answer length, nothing echoed', async () => {
+  const c = teCases().find((x) => x.id === 'reserve-zero');
+  const body = teBody(c);
+  const real = await fetch(`${open.url}/token-efficiency/precheck`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body,
+  });
+  assert.equal(real.status, 200);
+  const answer = await real.text();
+  const bench = await (await tePost(open, body, 'precheck', 0)).json();
+  assert.deepEqual(bench, {
+    op: 'precheck', repeat: 0, bytes: Buffer.byteLength(body), tokens: null, shaped_tokens: null, answer_bytes: null,
+  });
+  const once = await (await tePost(open, body, 'precheck')).json();
+  assert.equal(once.answer_bytes, Buffer.byteLength(answer));
+  const secret = 'do-not-echo-' + 'q'.repeat(20);
+  const bad = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'nope');
+  assert.equal(bad.status, 400);
+  const badText = await bad.text();
+  assert.ok(!badText.includes(secret));
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, parse, precheck or budget' });
+  const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
+  assert.equal(unknown.status, 400);
+  const unknownText = await unknown.text();
+  assert.ok(!unknownText.includes(secret));
+  assert.equal(JSON.parse(unknownText).code, 'body_unknown_field');
+  assert.equal((await tePost(open, body, 'count', 65)).status, 400);
 });

@@ -77,6 +77,11 @@ impl Request {
         self.budget_tokens - self.reserve_tokens
     }
 
+    /// The text every count is over: the canonical form (json) or the raw payload (text-only).
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
     /// The operation set the payload admits.
     pub fn operation_set(&self) -> shape::OpSet {
         if self.is_json {

@@ -1,0 +1,106 @@
+// token-efficiency at the cap in real workerd (wrangler dev), measured in ONE run: the issue's
+// ratios (budget needing S-4 ≤ 1.5×, precheck ≤ 1.1× one tokenization of the payload) where the
+// worker actually runs them, in wasm. The worker is started with BENCH_ROUTES=1, which enables
+// POST /bench/token-efficiency?op=OP&repeat=N (src/edge/bench.rs): `count` parses the request once
+// and counts its canonical payload N times; `parse` runs the parse and free validation alone;
+// `precheck` and `budget` run N times the whole path their routes run after the free tier or
+// payment (parse and free validation, the engine, the signed response body). Each op's own
+// repeat=0 request (body sent and read, `count`'s one parse) is subtracted, so a figure is the
+// time of N passes over N; N is sized so that request is at most about 5% of a timed one (at most
+// 64 passes). Rounds interleave the ops so machine noise touches them alike; figures are medians
+// over rounds.
+// Before timing, each case's figures are checked against npm gpt-tokenizer (the independent
+// oracle): the payload's tokens from all three ops, and the budget op's shaped tokens ≤ budget.
+//   node bench/token-efficiency-workerd.mjs DIR   (the bundle must be built: scripts/build.sh;
+//   DIR holds the bodies the native benchmark writes with TE_BENCH_DUMP=DIR, see scripts/bench.sh)
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { startWorker } from '../tests/e2e/lib/worker.mjs';
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const MAX_REPEAT = 64;
+// The repeat=0 request's share of a timed one that N is sized for.
+const OVERHEAD_AIM = 0.05;
+const OPS = ['count', 'parse', 'precheck', 'budget'];
+
+const dir = process.argv[2];
+const only = process.env.TE_BENCH_CASE;
+const cases = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  .map((f) => ({ id: f.slice(0, -'.json'.length), body: readFileSync(join(dir, f)) }))
+  .filter((c) => !only || c.id === only);
+if (cases.length === 0) throw new Error(`no bodies in ${dir}`);
+
+const canonical = (payload) => {
+  try {
+    return JSON.stringify(JSON.parse(payload));
+  } catch {
+    return payload;
+  }
+};
+
+const w = await startWorker({ port: 8853, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+try {
+  const call = async (body, op, repeat, attempts = 3) => {
+    const t = performance.now();
+    let r;
+    try {
+      r = await fetch(`${w.url}/bench/token-efficiency?op=${op}&repeat=${repeat}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body,
+      });
+    } catch (err) {
+      // A pooled keep-alive connection workerd closed between requests: not timed, retried.
+      if (attempts <= 1) throw err;
+      return call(body, op, repeat, attempts - 1);
+    }
+    const answer = await r.json();
+    if (r.status !== 200) throw new Error(`bench route ${r.status} ${answer.code}`);
+    return { ms: performance.now() - t, answer };
+  };
+
+  console.log(`token-efficiency at the cap in workerd: median of ${ROUNDS} rounds, ratios to one tokenization ` +
+    'of the canonical payload (net of each op\'s repeat=0 request)');
+  for (const { id, body } of cases) {
+    const request = JSON.parse(body.toString('utf8'));
+    const expected = encode(canonical(request.payload), { disallowedSpecial: new Set() }).length;
+    const once = {};
+    for (const op of OPS) {
+      once[op] = await call(body, op, 1);
+      if (op !== 'parse' && once[op].answer.tokens !== expected) {
+        throw new Error(`${id} ${op}: ${once[op].answer.tokens} tokens, gpt-tokenizer ${expected}`);
+      }
+    }
+    const budget = request.budget_tokens - (request.reserve_tokens ?? 0);
+    if (!(once.budget.answer.shaped_tokens <= budget) && expected <= budget) {
+      throw new Error(`${id}: shaped ${once.budget.answer.shaped_tokens} over the budget ${budget}`);
+    }
+    // Passes per request from probes of the cheapest op that counts (one tokenization).
+    const zeros = [];
+    const ones = [];
+    for (let i = 0; i < 3; i++) {
+      zeros.push((await call(body, 'count', 0)).ms);
+      ones.push((await call(body, 'count', 1)).ms);
+    }
+    const perPass = Math.max(median(ones) - median(zeros), 0.05);
+    const repeat = Math.min(MAX_REPEAT,
+      Math.max(1, Math.ceil((median(zeros) * (1 - OVERHEAD_AIM)) / (OVERHEAD_AIM * perPass))));
+    const net = Object.fromEntries(OPS.map((op) => [op, []]));
+    const share = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const op of OPS) {
+        const zero = await call(body, op, 0);
+        const full = await call(body, op, repeat);
+        net[op].push((full.ms - zero.ms) / repeat);
+        share.push(zero.ms / full.ms);
+      }
+    }
+    const [count, parse, precheck, budgetMs] = OPS.map((op) => median(net[op]));
+    console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request; ` +
+      `one tokenization ${count.toFixed(2)} ms; parse alone ${parse.toFixed(2)} ms (${(parse / count).toFixed(2)}x); precheck ${precheck.toFixed(2)} ms (${(precheck / count).toFixed(2)}x); ` +
+      `budget ${budgetMs.toFixed(2)} ms (${(budgetMs / count).toFixed(2)}x, shaped ${once.budget.answer.shaped_tokens} tokens, ` +
+      `answer ${once.budget.answer.answer_bytes} bytes); repeat=0 request ${(median(share) * 100).toFixed(1)}% of a timed one`);
+  }
+} finally {
+  await w.stop();
+}
