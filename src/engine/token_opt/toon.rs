@@ -236,7 +236,7 @@ fn push_number(out: &mut String, n: &Number) {
             return;
         }
     }
-    push_js_double(out, n.as_f64().unwrap_or(0.0));
+    crate::engine::canonical::push_js_number(out, n.as_f64().unwrap_or(0.0));
 }
 
 fn push_integer(out: &mut String, mut u: u64) {
@@ -251,68 +251,6 @@ fn push_integer(out: &mut String, mut u: u64) {
         }
     }
     out.extend(digits[start..].iter().map(|&d| d as char));
-}
-
-/// ECMAScript `Number#toString` of a finite double, from Ryu's shortest round-trip digits (Ryu picks
-/// the closest shortest candidate, ties to even — the digits ECMAScript requires); the layout is
-/// ECMAScript's. Equal to `canonical::js_number` (checked in the tests), several times faster.
-pub fn push_js_double(out: &mut String, x: f64) {
-    if !x.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if x == 0.0 {
-        out.push('0');
-        return;
-    }
-    if x < 0.0 {
-        out.push('-');
-    }
-    let mut buffer = ryu::Buffer::new();
-    let printed = buffer.format_finite(x.abs());
-    let (mantissa, exponent) = match printed.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (printed, 0),
-    };
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut digits = [0u8; 40];
-    let mut k = 0;
-    for &b in int_part.as_bytes().iter().chain(frac_part.as_bytes()) {
-        digits[k] = b;
-        k += 1;
-    }
-    // value = 0.d1d2…dk × 10^n
-    let mut n = int_part.len() as i32 + exponent;
-    let leading = digits[..k].iter().take_while(|&&d| d == b'0').count();
-    n -= leading as i32;
-    let mut digits = &digits[leading..k];
-    while digits.len() > 1 && digits[digits.len() - 1] == b'0' {
-        digits = &digits[..digits.len() - 1];
-    }
-    let k = digits.len() as i32;
-    fn text(d: &[u8]) -> &str {
-        std::str::from_utf8(d).unwrap_or("")
-    }
-    if k <= n && n <= 21 {
-        out.push_str(text(digits));
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(text(&digits[..n as usize]));
-        out.push('.');
-        out.push_str(text(&digits[n as usize..]));
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(text(digits));
-    } else {
-        out.push_str(text(&digits[..1]));
-        if k > 1 {
-            out.push('.');
-            out.push_str(text(&digits[1..]));
-        }
-        let e = n - 1;
-        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
-    }
 }
 
 fn push_primitive(out: &mut String, value: &Value, delimiter: u8) {
@@ -723,38 +661,6 @@ mod tests {
             toon(json!([1e21, -0.0, 1.5e-7, 9007199254740993u64])),
             "[4]: 1e+21,0,1.5e-7,9007199254740992"
         );
-    }
-
-    #[test]
-    fn the_fast_double_rendering_equals_js_number() {
-        use crate::engine::canonical::js_number;
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut doubles = vec![
-            f64::from_bits(0x4314_3ff3_c1cb_0959),
-            1e21,
-            1e-7,
-            0.1,
-            5e-324,
-            1.7976931348623157e308,
-            123e-20,
-            1e-6,
-        ];
-        for _ in 0..200_000 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let x = f64::from_bits(state);
-            if x.is_finite() {
-                doubles.push(x);
-            }
-            // Short decimals too: the region where ties and the layout thresholds live.
-            doubles.push((state >> 40) as f64 / 10f64.powi((state % 30) as i32 - 8));
-        }
-        for x in doubles {
-            let mut fast = String::new();
-            push_js_double(&mut fast, x);
-            assert_eq!(fast, js_number(x), "bits {:#018x}", x.to_bits());
-        }
     }
 
     #[test]
