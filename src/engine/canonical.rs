@@ -6,7 +6,7 @@
 //! double (integers beyond 2^53 are first rounded to a double, as JCS requires); no whitespace.
 
 use crate::engine::json_lexeme::plain_run;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use std::fmt::Write;
 
 /// The JCS bytes of `value`.
@@ -59,7 +59,8 @@ fn write_json(out: &mut String, value: &Value, sorted: bool) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number_to_js(n)),
+        // as_f64 is exact for every i64/u64 up to 2^53 and rounds to nearest beyond, as JCS requires.
+        Value::Number(n) => push_js_number(out, n.as_f64().unwrap_or(0.0)),
         Value::String(s) => write_js_string(out, s),
         Value::Array(items) => {
             out.push('[');
@@ -91,11 +92,6 @@ fn write_json(out: &mut String, value: &Value, sorted: bool) {
     }
 }
 
-fn number_to_js(n: &Number) -> String {
-    // as_f64 is exact for every i64/u64 up to 2^53 and rounds to nearest beyond, as JCS requires.
-    js_number(n.as_f64().unwrap_or(0.0))
-}
-
 /// ECMAScript `Number.prototype.toString()` (radix 10) of a double ([`push_js_number`]).
 pub fn js_number(x: f64) -> String {
     let mut out = String::new();
@@ -120,12 +116,12 @@ pub fn push_js_number(out: &mut String, x: f64) {
         out.push('0');
         return;
     }
-    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
-        let _ = write!(out, "{}", x as i64);
-        return;
-    }
     if x < 0.0 {
         out.push('-');
+    }
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        push_integer(out, x.abs() as u64);
+        return;
     }
     let mut buffer = ryu::Buffer::new();
     let printed = buffer.format_finite(x.abs());
@@ -172,6 +168,21 @@ pub fn push_js_number(out: &mut String, x: f64) {
         let e = n - 1;
         let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
     }
+}
+
+/// The decimal digits of `u`.
+fn push_integer(out: &mut String, mut u: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    out.extend(digits[start..].iter().map(|&d| d as char));
 }
 
 /// [`js_number`] derived from first principles, slowly: the test oracle of [`push_js_number`].

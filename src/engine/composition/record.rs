@@ -130,11 +130,11 @@ fn array_index_key(key: &str) -> Option<u32> {
 }
 
 fn write_js_value(out: &mut String, value: &Value) {
-    use crate::engine::canonical::{js_number, write_js_string};
+    use crate::engine::canonical::{push_js_number, write_js_string};
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(0.0))),
+        Value::Number(n) => push_js_number(out, n.as_f64().unwrap_or(0.0)),
         Value::String(s) => write_js_string(out, s),
         Value::Array(items) => {
             out.push('[');

@@ -15,7 +15,7 @@
 //!   overflows its stack on very deep values; this engine refuses them instead of guessing).
 
 use super::census::Census;
-use crate::engine::canonical::js_number;
+use crate::engine::canonical::{js_number, push_js_number};
 use crate::engine::json_lexeme::{hex4, number_end, plain_run};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -751,7 +751,7 @@ pub fn write_value(out: &mut String, value: &JsValue) {
     match value {
         JsValue::Null => out.push_str("null"),
         JsValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        JsValue::Number(x) => out.push_str(&js_number(*x)),
+        JsValue::Number(x) => push_js_number(out, *x),
         JsValue::String(s) => write_string(out, s),
         JsValue::Array(items) => {
             out.push('[');

@@ -9,7 +9,7 @@
 //! - The hard cap of `truncate_turn` holds for every input: the joined output never exceeds `max_chars`.
 
 use super::json_js::{compact, js_length, to_js_key_order};
-use crate::engine::canonical::js_number;
+use crate::engine::canonical::{js_number, push_js_number};
 use crate::engine::tokenizer;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -356,7 +356,7 @@ pub fn build_context(chunks: &[Chunk], indices: &[usize]) -> String {
         out.push(':');
         out.push_str(&c.id);
         out.push('|');
-        out.push_str(&js_number(c.score));
+        push_js_number(&mut out, c.score);
         out.push_str("] ");
         out.push_str(&c.text);
     }

@@ -221,36 +221,9 @@ fn push_key(out: &mut String, key: &str) {
     }
 }
 
-/// ECMAScript `Number#toString` of a JSON number, with a fast path for integers a double holds exactly.
+/// ECMAScript `Number#toString` of a JSON number (its double: exact up to 2^53, rounded beyond).
 fn push_number(out: &mut String, n: &Number) {
-    const EXACT: u64 = 1 << 53;
-    if let Some(u) = n.as_u64() {
-        if u <= EXACT {
-            push_integer(out, u);
-            return;
-        }
-    } else if let Some(i) = n.as_i64() {
-        if i.unsigned_abs() <= EXACT {
-            out.push('-');
-            push_integer(out, i.unsigned_abs());
-            return;
-        }
-    }
     crate::engine::canonical::push_js_number(out, n.as_f64().unwrap_or(0.0));
-}
-
-fn push_integer(out: &mut String, mut u: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    out.extend(digits[start..].iter().map(|&d| d as char));
 }
 
 fn push_primitive(out: &mut String, value: &Value, delimiter: u8) {
