@@ -135,14 +135,15 @@ impl ClosedError for BenchRefusal {
     }
 }
 
-/// The body, at most `cap` bytes, or the refusal to answer.
-async fn body_of(req: &mut Request, cap: usize) -> std::result::Result<Vec<u8>, Result<Response>> {
+/// The body, at most `cap` bytes, or the refusal to answer (`over_cap` when it is longer).
+async fn body_of(
+    req: &mut Request,
+    cap: usize,
+    over_cap: &dyn ClosedError,
+) -> std::result::Result<Vec<u8>, Result<Response>> {
     match read_capped(req, cap).await {
         Ok(body) => Ok(body),
-        Err(Unread::TooLarge { .. }) => {
-            let cap = EdgeError::BodyTooLarge { cap: cap as u64 };
-            Err(respond::refusal(&cap, false))
-        }
+        Err(Unread::TooLarge { .. }) => Err(respond::refusal(over_cap, false)),
         Err(Unread::Failed(err)) => Err(respond::refusal(&err, false)),
     }
 }
@@ -152,7 +153,10 @@ pub async fn tokenizer(mut req: Request) -> Result<Response> {
     let Some(repeat) = repeat_of(&req) else {
         return respond::refusal(&BenchRefusal::RepeatInvalid, false);
     };
-    let body = match body_of(&mut req, BODY_CAP).await {
+    let over_cap = EdgeError::BodyTooLarge {
+        cap: BODY_CAP as u64,
+    };
+    let body = match body_of(&mut req, BODY_CAP, &over_cap).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
@@ -228,10 +232,9 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         return respond::refusal(&BenchRefusal::OpInvalid, false);
     };
     // Over the cap: token-efficiency's own published refusal, as its routes answer it.
-    let body = match read_capped(&mut req, te::BODY_CAP).await {
+    let body = match body_of(&mut req, te::BODY_CAP, &te::Refusal::BodyOverCap).await {
         Ok(body) => body,
-        Err(Unread::TooLarge { .. }) => return respond::refusal(&te::Refusal::BodyOverCap, false),
-        Err(Unread::Failed(err)) => return respond::refusal(&err, false),
+        Err(refusal) => return refusal,
     };
     let signer = match config::signer(env) {
         Ok(signer) => signer,
