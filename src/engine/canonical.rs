@@ -19,9 +19,12 @@ pub fn to_jcs(value: &Value) -> String {
 /// The JCS bytes of the object `map` and the offset where a member named `name` (absent from
 /// `map`) would stand in them: just after the member that sorts before it, or just after `{`.
 /// Splicing `,"name":value` there (`"name":value,` at offset 1 when members follow) gives the JCS
-/// bytes of the object with that member, without writing the rest again.
-pub fn to_jcs_with_slot(map: &Map<String, Value>, name: &str) -> (String, usize) {
-    let mut out = String::from("{");
+/// bytes of the object with that member, without writing the rest again. The string is allocated
+/// once, with room for `spare` more bytes (the spliced member), unless escapes outgrow
+/// [`capacity_for`]'s allowance.
+pub fn to_jcs_with_slot(map: &Map<String, Value>, name: &str, spare: usize) -> (String, usize) {
+    let mut out = String::with_capacity(2 + capacity_for(map.iter()) + spare);
+    out.push('{');
     let mut slot = None;
     for (i, (key, value)) in sorted_members(map).into_iter().enumerate() {
         if slot.is_none() && key.encode_utf16().gt(name.encode_utf16()) {
@@ -37,6 +40,25 @@ pub fn to_jcs_with_slot(map: &Map<String, Value>, name: &str) -> (String, usize)
     let slot = slot.unwrap_or(out.len());
     out.push('}');
     (out, slot)
+}
+
+/// Room to allocate for the JSON text of `members` (name and value each): a report carries a
+/// whole shaped payload, and a string grown by doubling would copy it about twice over. Strings
+/// are allowed a quarter more for escapes (a JSON text payload escapes a quote every 5–12 bytes);
+/// numbers and literals 24 bytes, punctuation 2 per member. Only capacity depends on it.
+fn capacity_for<'v>(members: impl Iterator<Item = (&'v String, &'v Value)>) -> usize {
+    fn text(s: &str) -> usize {
+        s.len() + s.len() / 4 + 2
+    }
+    fn value(v: &Value) -> usize {
+        match v {
+            Value::String(s) => text(s),
+            Value::Array(items) => 2 + items.iter().map(|item| 1 + value(item)).sum::<usize>(),
+            Value::Object(map) => 2 + capacity_for(map.iter()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => 24,
+        }
+    }
+    members.map(|(k, v)| 2 + text(k) + value(v)).sum()
 }
 
 /// Members of `map` ordered by their names' UTF-16 code units, as JCS orders them.
