@@ -4,7 +4,9 @@
 // POST /bench/token-efficiency?op=OP&repeat=N (src/edge/bench.rs): `count` parses the request once
 // and counts its canonical payload N times; `parse` runs the parse and free validation alone;
 // `precheck` and `budget` run N times the whole path their routes run after the free tier or
-// payment (parse and free validation, the engine, the signed response body). Each op's own
+// payment (parse and free validation, the engine, the signed response body); `digest` hashes N times
+// with SHA-512 the bytes the budget answer's Ed25519 signature covers (the report, shaped payload
+// included), so one tokenization plus it is the budget path's floor. Each op's own
 // repeat=0 request (body sent and read, `count`'s one parse) is subtracted, so a figure is the
 // time of N passes over N; N is sized so that request is at most about 5% of a timed one (at most
 // 64 passes). Rounds interleave the ops so machine noise touches them alike; figures are medians
@@ -23,7 +25,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const OPS = ['count', 'parse', 'precheck', 'budget'];
+const OPS = ['count', 'parse', 'precheck', 'budget', 'digest'];
 
 const dir = process.argv[2];
 const only = process.env.TE_BENCH_CASE;
@@ -95,11 +97,12 @@ try {
         share.push(zero.ms / full.ms);
       }
     }
-    const [count, parse, precheck, budgetMs] = OPS.map((op) => median(net[op]));
+    const [count, parse, precheck, budgetMs, digest] = OPS.map((op) => median(net[op]));
     console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request; ` +
       `one tokenization ${count.toFixed(2)} ms; parse alone ${parse.toFixed(2)} ms (${(parse / count).toFixed(2)}x); precheck ${precheck.toFixed(2)} ms (${(precheck / count).toFixed(2)}x); ` +
       `budget ${budgetMs.toFixed(2)} ms (${(budgetMs / count).toFixed(2)}x, shaped ${once.budget.answer.shaped_tokens} tokens, ` +
-      `answer ${once.budget.answer.answer_bytes} bytes); repeat=0 request ${(median(share) * 100).toFixed(1)}% of a timed one`);
+      `answer ${once.budget.answer.answer_bytes} bytes; floor ${(1 + digest / count).toFixed(2)}x: SHA-512 of the signed bytes ` +
+      `${(digest / count).toFixed(2)}x); repeat=0 request ${(median(share) * 100).toFixed(1)}% of a timed one`);
   }
 } finally {
   await w.stop();

@@ -12,17 +12,22 @@
 //! 1.5×). The signed body is what the worker answers (`ReportSigner::signed_body`: the report's
 //! JCS bytes, Ed25519 over them with a fresh nonce as the edge signs, the signature spliced in); its
 //! share of the budget path is printed too, since Ed25519 hashes the whole report, shaped payload
-//! included.
+//! included. So is the least any budget path can cost, its floor: one tokenization (the submitted
+//! count is exact) plus SHA-512 over the bytes the signature covers (Ed25519 hashes its message;
+//! the report carries the shaped payload). Where that floor is above 1.5x, the budget
+//! target is out of reach for the payload, whatever the engine does.
 //! Runs are interleaved so machine noise touches all four alike, and each figure is the fastest of
 //! its runs: on a small shared machine preemption only ever adds time, so the minimum is the
 //! steadiest estimate of the work itself. `TE_BENCH_CASE=<id>` runs one case (for profiling);
 //! `TE_BENCH_DUMP=<dir>` writes each case's body there.
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use context_meter::engine::sign::{Nonce, ReportSigner};
+use context_meter::engine::canonical::to_jcs_with_slot;
+use context_meter::engine::sign::{Nonce, ReportSigner, SIGNATURE_MEMBER};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::tokenizer;
 use serde_json::Value;
+use sha2::{Digest as _, Sha512};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -230,7 +235,7 @@ fn main() {
         let body: Value = serde_json::from_slice(&bytes).unwrap();
         let text = canonical(body["payload"].as_str().unwrap());
         let (mut one, mut analysed, mut pre, mut run) = (vec![], vec![], vec![], vec![]);
-        let mut tail = vec![];
+        let (mut tail, mut digest) = (vec![], vec![]);
         let mut applications = Value::Null;
         for _ in 0..runs_for(&id) {
             one.push(timed(|| tokenizer::count(black_box(&text))));
@@ -245,15 +250,18 @@ fn main() {
             let req = te::parse_for_budget(black_box(&bytes)).unwrap();
             let delivery = te::run(&req, 0).unwrap();
             applications = delivery.report["applications"].clone();
+            let (signed, _) = to_jcs_with_slot(&delivery.report, SIGNATURE_MEMBER, 0);
             let signing = Instant::now();
             black_box(signer.signed_body(delivery.report, fresh()));
             run.push(start.elapsed());
             tail.push(signing.elapsed());
+            digest.push(timed(|| Sha512::digest(black_box(signed.as_bytes()))));
         }
         let (one, analysed) = (fastest(one), fastest(analysed));
         let (pre, run, tail) = (fastest(pre), fastest(run), fastest(tail));
+        let digest = fastest(digest);
         println!(
-            "{id}: {} bytes; one tokenization {:.2} ms (with the S-4 prefix analysis {:.2}x); precheck {:.2} ms ({:.2}x); budget {:.2} ms ({:.2}x, signed body {:.2}x); applications {applications}",
+            "{id}: {} bytes; one tokenization {:.2} ms (with the S-4 prefix analysis {:.2}x); precheck {:.2} ms ({:.2}x); budget {:.2} ms ({:.2}x, signed body {:.2}x; floor {:.2}x: SHA-512 of the signed bytes {:.2}x); applications {applications}",
             bytes.len(),
             ms(one),
             analysed.as_secs_f64() / one.as_secs_f64(),
@@ -262,6 +270,8 @@ fn main() {
             ms(run),
             run.as_secs_f64() / one.as_secs_f64(),
             tail.as_secs_f64() / one.as_secs_f64(),
+            1.0 + digest.as_secs_f64() / one.as_secs_f64(),
+            digest.as_secs_f64() / one.as_secs_f64(),
         );
     }
 }

@@ -7,7 +7,10 @@
 //!   tokenization"), `parse` runs N times its parse and free validation alone (no count), and
 //!   `precheck` and `budget` run N times the whole path their routes run after the
 //!   free tier and payment (parse and free validation, the engine, the signed response body), and
-//!   it answers the figures of the last pass.
+//!   `digest` runs the budget path once and then hashes N times, with SHA-512, the exact bytes its
+//!   Ed25519 signature covers (the report's JCS form): with one tokenization, the least any budget
+//!   path can cost, since the signature must cover the whole shaped payload. It answers the
+//!   figures of the last pass.
 //!
 //! Invariants: served only when the `BENCH_ROUTES` var is exactly "1" (absent from wrangler.toml,
 //! so production never serves them; otherwise the request falls through to the router and gets the
@@ -20,10 +23,12 @@
 use crate::edge::body::{read_capped, Unread};
 use crate::edge::error::EdgeError;
 use crate::edge::{config, respond};
-use crate::engine::sign::ReportSigner;
+use crate::engine::canonical::to_jcs_with_slot;
+use crate::engine::sign::{ReportSigner, SIGNATURE_MEMBER};
 use crate::engine::token_efficiency as te;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
+use sha2::{Digest as _, Sha512};
 use std::hint::black_box;
 use worker::{Env, Request, Response, Result};
 
@@ -66,6 +71,7 @@ enum TokenEfficiencyOp {
     Parse,
     Precheck,
     Budget,
+    Digest,
 }
 
 impl TokenEfficiencyOp {
@@ -75,6 +81,7 @@ impl TokenEfficiencyOp {
             "parse" => Some(TokenEfficiencyOp::Parse),
             "precheck" => Some(TokenEfficiencyOp::Precheck),
             "budget" => Some(TokenEfficiencyOp::Budget),
+            "digest" => Some(TokenEfficiencyOp::Digest),
             _ => None,
         }
     }
@@ -85,6 +92,7 @@ impl TokenEfficiencyOp {
             TokenEfficiencyOp::Parse => "parse",
             TokenEfficiencyOp::Precheck => "precheck",
             TokenEfficiencyOp::Budget => "budget",
+            TokenEfficiencyOp::Digest => "digest",
         }
     }
 }
@@ -121,7 +129,7 @@ impl ClosedError for BenchRefusal {
     fn message(&self) -> &'static str {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
-            BenchRefusal::OpInvalid => "op must be count, parse, precheck or budget",
+            BenchRefusal::OpInvalid => "op must be count, parse, precheck, budget or digest",
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
             BenchRefusal::CountsDiffer => "figures differ between passes",
         }
@@ -266,6 +274,24 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         }),
         TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
+        TokenEfficiencyOp::Digest => {
+            let delivery = match te::parse_for_budget(&body)
+                .and_then(|parsed| te::run(&parsed, worker::Date::now().as_millis()))
+            {
+                Ok(delivery) => delivery,
+                Err(refusal) => return respond::refusal(&refusal, false),
+            };
+            let tokens = figure(&delivery.report, "submitted", Some("tokens"));
+            let (signed, _) = to_jcs_with_slot(&delivery.report, SIGNATURE_MEMBER, 0);
+            Box::new(move || {
+                black_box(Sha512::digest(black_box(signed.as_bytes())));
+                Ok(Pass {
+                    tokens: Some(tokens),
+                    shaped_tokens: None,
+                    answer_bytes: Some(signed.len()),
+                })
+            })
+        }
     };
     let mut last: Option<Pass> = None;
     for _ in 0..repeat {

@@ -140,6 +140,21 @@ test('/bench/token-efficiency: every corpus case\'s figures or refusal, as the c
   assert.equal(measured, cases.filter((c) => !c.expect.refusal).length);
 });
 
+test('/bench/token-efficiency?op=digest hashes exactly the bytes the budget answer\'s signature covers', async () => {
+  for (const id of ['cap-json-s4', 'reserve-zero']) {
+    const c = teCases().find((x) => x.id === id);
+    const body = teBody(c);
+    const budget = await (await tePost(open, body, 'budget')).json();
+    const digest = await (await tePost(open, body, 'digest', 2)).json();
+    // The signed bytes are the answer without `,"signature":{…}` (a 16-hex key id, an 88-character signature).
+    const member = JSON.stringify({ signature: { alg: 'Ed25519', key_id: 'k'.repeat(16), sig: 's'.repeat(88) } }).length - 1;
+    assert.deepEqual(digest, {
+      op: 'digest', repeat: 2, bytes: Buffer.byteLength(body), tokens: c.expect.budget.submitted.tokens,
+      shaped_tokens: null, answer_bytes: budget.answer_bytes - member,
+    }, id);
+  }
+});
+
 test('/bench/token-efficiency runs the precheck route\'s path: the same answer length, nothing echoed', async () => {
   const c = teCases().find((x) => x.id === 'reserve-zero');
   const body = teBody(c);
@@ -159,7 +174,7 @@ test('/bench/token-efficiency runs the precheck route\'s path: the same answer l
   assert.equal(bad.status, 400);
   const badText = await bad.text();
   assert.ok(!badText.includes(secret));
-  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, parse, precheck or budget' });
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, parse, precheck, budget or digest' });
   const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
   assert.equal(unknown.status, 400);
   const unknownText = await unknown.text();
