@@ -22,8 +22,7 @@
 //! `TE_BENCH_DUMP=<dir>` writes each case's body there.
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use context_meter::engine::canonical::to_jcs_with_slot;
-use context_meter::engine::sign::{Nonce, ReportSigner, SIGNATURE_MEMBER};
+use context_meter::engine::sign::{signed_bytes, Nonce, ReportSigner};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::tokenizer;
 use serde_json::Value;
@@ -250,7 +249,7 @@ fn main() {
             let req = te::parse_for_budget(black_box(&bytes)).unwrap();
             let delivery = te::run(&req, 0).unwrap();
             applications = delivery.report["applications"].clone();
-            let (signed, _) = to_jcs_with_slot(&delivery.report, SIGNATURE_MEMBER, 0);
+            let signed = signed_bytes(&delivery.report);
             let signing = Instant::now();
             black_box(signer.signed_body(delivery.report, fresh()));
             run.push(start.elapsed());

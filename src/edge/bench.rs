@@ -23,10 +23,9 @@
 use crate::edge::body::{read_capped, Unread};
 use crate::edge::error::EdgeError;
 use crate::edge::{config, respond};
-use crate::engine::canonical::to_jcs_with_slot;
-use crate::engine::sign::{ReportSigner, SIGNATURE_MEMBER};
+use crate::engine::sign::{signed_bytes, ReportSigner};
 use crate::engine::token_efficiency as te;
-use crate::engine::ClosedError;
+use crate::engine::{ClosedError, Delivery};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha512};
 use std::hint::black_box;
@@ -215,10 +214,17 @@ fn precheck_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass
     })
 }
 
+/// The budget op's delivery for `body`, as its route computes it after the payment is verified.
+fn budget_delivery(body: &[u8]) -> std::result::Result<Delivery, te::Refusal> {
+    te::run(
+        &te::parse_for_budget(body)?,
+        worker::Date::now().as_millis(),
+    )
+}
+
 /// One pass of `budget` as its route runs it after the payment is verified.
 fn budget_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass, te::Refusal> {
-    let parsed = te::parse_for_budget(body)?;
-    let delivery = te::run(&parsed, worker::Date::now().as_millis())?;
+    let delivery = budget_delivery(body)?;
     let tokens = figure(&delivery.report, "submitted", Some("tokens"));
     let shaped = figure(&delivery.report, "shaped", Some("tokens"));
     let answer = signer.signed_body(delivery.report, respond::signing_nonce());
@@ -275,14 +281,12 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Digest => {
-            let delivery = match te::parse_for_budget(&body)
-                .and_then(|parsed| te::run(&parsed, worker::Date::now().as_millis()))
-            {
+            let delivery = match budget_delivery(&body) {
                 Ok(delivery) => delivery,
                 Err(refusal) => return respond::refusal(&refusal, false),
             };
             let tokens = figure(&delivery.report, "submitted", Some("tokens"));
-            let (signed, _) = to_jcs_with_slot(&delivery.report, SIGNATURE_MEMBER, 0);
+            let signed = signed_bytes(&delivery.report);
             Box::new(move || {
                 black_box(Sha512::digest(black_box(signed.as_bytes())));
                 Ok(Pass {
