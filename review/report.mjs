@@ -125,14 +125,14 @@ function svgChart({ id, family, title, first, last, bars = [], lines = [], thres
   const slot = pw / span;
   const xOf = (day) => L + (dayNumber(day) - dayNumber(first) + 0.5) * slot;
   const values = [...bars, ...lines].flatMap((s) => s.points.map((p) => p.value)).filter((v) => v !== null).map(Number);
-  const yMax = Math.max(1, ...values, ...thresholds.map((t) => t.value * 1.25)) * 1.08;
+  const yMax = (Math.max(0, ...values, ...thresholds.map((t) => t.value * 1.25)) || 1) * 1.08; // 1 when all is zero
   const yOf = (v) => T + ph - (Number(v) / yMax) * ph;
   const o = [`<svg data-chart="${id}" data-family="${esc(family)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(title)}">`];
   o.push(`<text x="${L}" y="18" class="t">${esc(title)}</text>`);
   o.push(`<rect x="${L}" y="${T}" width="${pw}" height="${ph}" fill="#fafbfc" stroke="#d0d7de"/>`);
   for (const frac of [0, 0.5, 1]) {
     const v = yMax * frac;
-    const label = v >= 10 ? Math.round(v) : Math.round(v * 100) / 100;
+    const label = v >= 10 ? Math.round(v) : Number(v.toPrecision(2));
     o.push(`<line x1="${L}" x2="${L + pw}" y1="${yOf(v).toFixed(1)}" y2="${yOf(v).toFixed(1)}" stroke="#eaeef2"/>`);
     o.push(`<text x="${L - 6}" y="${(yOf(v) + 4).toFixed(1)}" class="a" text-anchor="end">${label}${yUnit}</text>`);
   }
@@ -173,7 +173,7 @@ function svgChart({ id, family, title, first, last, bars = [], lines = [], thres
   for (const t of thresholds) {
     const y = yOf(t.value).toFixed(1);
     o.push(`<line data-tripwire="${t.name}" data-threshold="${t.value}" x1="${L}" x2="${L + pw}" y1="${y}" y2="${y}" stroke="${COLORS.tripwire}" stroke-width="1.5" stroke-dasharray="6 4"/>`);
-    o.push(`<text x="${L + pw - 4}" y="${(Number(y) - 4).toFixed(1)}" class="a" text-anchor="end" fill="${COLORS.tripwire}">tripwire ${esc(t.label)}</text>`);
+    o.push(`<text x="${L + 4}" y="${(Number(y) - 4).toFixed(1)}" class="a" fill="${COLORS.tripwire}">tripwire ${esc(t.label)}</text>`);
   }
   markers.forEach((m, k) => {
     if (!m.day || m.day < first || m.day > last) return;

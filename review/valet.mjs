@@ -128,13 +128,22 @@ export function parseRatesFile(raw) {
   return { observations, first: observations[0].date, last: observations.at(-1).date };
 }
 
+/** True when every day after `last` up to `day` is a Saturday or Sunday (the Bank publishes on business days). */
+function onlyWeekendAfter(last, day) {
+  for (let n = dayNumber(last) + 1; n <= dayNumber(day); n++) {
+    const weekday = new Date(n * 86_400_000).getUTCDay();
+    if (weekday !== 0 && weekday !== 6) return false;
+  }
+  return true;
+}
+
 /**
  * The rate for a UTC day: that day's own, else the prior business day's (the latest published before it). The
  * criteria name no rule for days without a rate, so this is the prior-business-day rule. Returns null when the
- * file cannot answer for the day (before its first date or after its last).
+ * file cannot answer for the day: before its first date, or after its last unless only a weekend lies between.
  */
 export function rateFor(rates, day) {
-  if (day < rates.first || day > rates.last) return null;
+  if (day < rates.first || (day > rates.last && !onlyWeekendAfter(rates.last, day))) return null;
   let lo = 0;
   let hi = rates.observations.length - 1;
   while (lo < hi) { // the last observation dated on or before `day`
