@@ -30,6 +30,9 @@ npm_install() { # dir
 npm_install "$ROOT"
 npm_install "$ROOT/tests/x402/svm"
 
+# Debian's chromium: the review report's browser test (tests/e2e/review_report.test.mjs) loads the report in it.
+command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
 # A dev signing key for local runs (production reads the SIGNING_KEY secret).
 if ! grep -qs '^SIGNING_KEY=' "$ROOT/.dev.vars"; then
   echo "SIGNING_KEY=$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))')" >> "$ROOT/.dev.vars"
