@@ -31,7 +31,7 @@ npm_install "$ROOT"
 npm_install "$ROOT/tests/x402/svm"
 
 # Debian's chromium: the review report's browser test (tests/e2e/review_report.test.mjs) loads the report in it.
-command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # A dev signing key for local runs (production reads the SIGNING_KEY secret).
 if ! grep -qs '^SIGNING_KEY=' "$ROOT/.dev.vars"; then
