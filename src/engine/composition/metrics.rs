@@ -675,4 +675,17 @@ mod tests {
         assert_eq!(mean(5, 2), 3);
         assert_eq!(mean(4, 3), 1);
     }
+
+    #[test]
+    fn stated_sums_past_2_pow_64_stay_exact() {
+        let max_safe = 9_007_199_254_740_991u128;
+        assert_eq!(exact_count(max_safe), json!(9_007_199_254_740_991u64));
+        assert_eq!(exact_count(max_safe + 1), json!("9007199254740992"));
+        let sum = 2051 * max_safe;
+        assert!(sum > u128::from(u64::MAX));
+        let fields = unit(sum, 2051);
+        assert_eq!(fields[0].1, json!("18473765671473772541"));
+        assert_eq!(fields[2].1, json!("est:~18473765671473770490"));
+        assert_eq!(fields[4].1, json!("DISAGREE"));
+    }
 }
