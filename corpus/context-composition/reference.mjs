@@ -336,22 +336,46 @@ export function parse(bytes) {
 const WS_ONLY = /^\p{White_Space}*$/u;
 const norm = (t) => t.split(/\p{White_Space}+/u).filter((w) => w !== '').join(' ');
 
+// M10 census. The two alphabets are read separately: a standard run is a maximal run of
+// [A-Za-z0-9+/], a URL-safe run a maximal run of [A-Za-z0-9_-], each with at most two '=' directly
+// after it. A run of one alphabet counts for it when it holds one of that alphabet's own characters
+// ('+' '/' or '-' '_'); a run of letters and digits alone is one alphabet's piece of the other's run
+// when it touches the other's own character, and otherwise (it is then a maximal run of both) it
+// counts once, as standard. Characters covered by qualifying segments of either alphabet are marked
+// position by position, so a character inside a standard and a URL-safe segment covers once.
 function census(t) {
-  const out = { std: 0, url: 0, chars: 0, bytes: 0 };
-  for (const m of t.matchAll(/[A-Za-z0-9+/_-]+={0,2}/g)) {
-    const run = m[0];
-    const data = run.replace(/=+$/, '');
-    const hasStd = /[+/]/.test(data);
-    const hasUrl = /[-_]/.test(data);
-    if (hasStd && hasUrl) continue;
-    if (run.length < 40 || run.length % 4 !== 0) continue;
-    const decoded = Buffer.from(data, hasUrl ? 'base64url' : 'base64');
-    const again = hasUrl ? decoded.toString('base64url') : decoded.toString('base64').replace(/=+$/, '');
-    if (again !== data || decoded.length < 30) continue;
-    if (hasUrl) out.url++; else out.std++;
-    out.chars += run.length;
-    out.bytes += decoded.length;
+  const zero = () => ({ segments: 0, chars: 0, bytes: 0 });
+  const out = { standard: zero(), url: zero(), covered: 0 };
+  const covered = new Uint8Array(t.length);
+  const tryRun = (which, start, data, pads) => {
+    const len = data.length + pads;
+    if (len < 40 || len % 4 !== 0) return;
+    const enc = which === 'url' ? 'base64url' : 'base64';
+    const decoded = Buffer.from(data, enc);
+    const again = decoded.toString(enc).replace(/=+$/, '');
+    if (again !== data || decoded.length < 30) return;
+    out[which].segments++;
+    out[which].chars += len;
+    out[which].bytes += decoded.length;
+    covered.fill(1, start, start + len);
+  };
+  for (const m of t.matchAll(/[A-Za-z0-9+/_-]+/g)) {
+    const whole = m[0];
+    let pads = 0;
+    while (pads < 2 && t[m.index + whole.length + pads] === '=') pads++;
+    const hasStd = /[+/]/.test(whole);
+    const hasUrl = /[-_]/.test(whole);
+    if (!hasUrl) { tryRun('standard', m.index, whole, pads); continue; }
+    if (!hasStd) { tryRun('url', m.index, whole, pads); continue; }
+    for (const [which, re, own] of [['standard', /[A-Za-z0-9+/]+/g, /[+/]/], ['url', /[A-Za-z0-9_-]+/g, /[-_]/]]) {
+      for (const piece of whole.matchAll(re)) {
+        if (!own.test(piece[0])) continue;
+        const atEnd = piece.index + piece[0].length === whole.length;
+        tryRun(which, m.index + piece.index, piece[0], atEnd ? pads : 0);
+      }
+    }
   }
+  out.covered = covered.reduce((a, b) => a + b, 0);
   return out;
 }
 
@@ -370,12 +394,12 @@ function pFired(b) {
   const kindClass = kind === null || CONTENT_ONLY.includes(kind) ? null
     : Object.keys(KIND_LIST).find((c) => KIND_LIST[c].includes(kind)) ?? 'unlisted';
   const roleClass = role === null ? null : Object.keys(ROLE_LIST).find((c) => ROLE_LIST[c].includes(role)) ?? 'unlisted';
-  const roleCounts = kind === null || CONTENT_ONLY.includes(kind);
+  // Every test runs; precedence alone picks the winner (a role test fires whatever the kind says).
   if (b.schema) fired.add('P-TDEF');
   if (b.compaction) fired.add('P-CMPT');
   if (b.hasArgs) fired.add('P-TCALL');
   if (kindClass && kindClass !== 'unlisted') fired.add(kindClass);
-  if (roleCounts && roleClass && roleClass !== 'unlisted') fired.add(roleClass);
+  if (roleClass && roleClass !== 'unlisted') fired.add(roleClass);
   if (kindClass === 'unlisted' || roleClass === 'unlisted') fired.add('P-OTHER');
   if (fired.size === 0) fired.add('P-UNK');
   return P.filter((c) => fired.has(c));
@@ -383,7 +407,8 @@ function pFired(b) {
 
 function measure(b, message) {
   const f = { message, pFired: pFired(b), cFired: ['C-UNK'], chars: 0, bytes: 0, est: 0,
-    census: { std: 0, url: 0, chars: 0, bytes: 0 }, raw: false, norm: null };
+    census: { standard: { segments: 0, chars: 0, bytes: 0 }, url: { segments: 0, chars: 0, bytes: 0 }, covered: 0 },
+    raw: false, norm: null };
   if (b.text === null) return f;
   const t = b.text.normalize('NFC');
   f.chars = [...t].length;
@@ -392,9 +417,10 @@ function measure(b, message) {
   f.census = census(t);
   const fired = new Set();
   if (WS_ONLY.test(t)) fired.add('C-EMPTY');
-  if (b.media || (f.chars > 0 && f.census.chars * 10 >= f.chars * 9)) fired.add('C-BLOB');
+  if (b.media || (f.chars > 0 && f.census.covered * 10 >= f.chars * 9)) fired.add('C-BLOB');
   const lines = t.split(/\r\n|\r|\n/);
-  const nonEmpty = lines.filter((l) => l.length > 0);
+  // A line of White_Space only is empty, as a block of White_Space only is C-EMPTY.
+  const nonEmpty = lines.filter((l) => !WS_ONLY.test(l));
   const logs = nonEmpty.filter((l) => /^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}/.test(l)).length;
   const shape = jsonShape(t);
   if (lines.some((l) => ['BEGIN EXPORT', 'BEGIN RAW', 'BEGIN LOG'].includes(l))
@@ -416,10 +442,11 @@ function measure(b, message) {
 const est = (n) => `est:~${n}`;
 const ZERO = 'NOT-ASSESSABLE (zero denominator)';
 function pct(num, den) {
-  if (den === 0) return ZERO;
-  const neg = num < 0;
-  const a = BigInt(Math.abs(num));
   const d = BigInt(den);
+  if (d === 0n) return ZERO;
+  let a = BigInt(num);
+  const neg = a < 0n;
+  if (neg) a = -a;
   const h = (2n * 10000n * a + d) / (2n * d);
   const frac = (h % 100n).toString().padStart(2, '0');
   return `est:~${neg && h > 0n ? '-' : ''}${h / 100n}.${frac}%`;
@@ -615,11 +642,18 @@ function nearDup(a) {
   return out;
 }
 
+// An exact count too large for a JSON number that every reader holds exactly (a sum of stated
+// figures can pass 2^53 - 1) prints as a string of its decimal digits.
+const exactCount = (n) => (n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString());
+
 function unit(stated, e) {
-  const diff = stated - e;
-  const verdict = e === 0 && stated === 0 ? 'EXACT' : e === 0 ? 'DISAGREE (zero-measured)'
-    : Math.abs(diff) * 100 <= e * 5 ? 'WITHIN' : 'DISAGREE';
-  return { stated_tokens: stated, tokens: est(e), diff: est(diff), pct: pct(diff, e), verdict };
+  const s = BigInt(stated);
+  const m = BigInt(e);
+  const diff = s - m;
+  const abs = diff < 0n ? -diff : diff;
+  const verdict = m === 0n && s === 0n ? 'EXACT' : m === 0n ? 'DISAGREE (zero-measured)'
+    : abs * 100n <= m * 5n ? 'WITHIN' : 'DISAGREE';
+  return { stated_tokens: exactCount(s), tokens: est(m), diff: est(diff), pct: pct(diff, m), verdict };
 }
 
 function m12(req, a) {
@@ -628,15 +662,15 @@ function m12(req, a) {
   const per = s.perMessage ?? [];
   const rows = [];
   const agg = { units: 0, within: 0, exact: 0, disagree: 0 };
-  let ss = 0;
-  let se = 0;
+  let ss = 0n;
+  let se = 0n;
   per.slice(0, n).forEach((v, i) => {
     if (v === null) return;
     const u = unit(v, a.msgEst[i]);
     agg.units++;
     if (u.verdict === 'WITHIN') agg.within++; else if (u.verdict === 'EXACT') agg.exact++; else agg.disagree++;
-    ss += v;
-    se += a.msgEst[i];
+    ss += BigInt(v);
+    se += BigInt(a.msgEst[i]);
     rows.push({ message_index: i, ...u });
   });
   if (agg.units > 0) { const u = unit(ss, se); delete u.verdict; Object.assign(agg, u); }
@@ -699,7 +733,7 @@ function metric(i, req, a, st) {
         p90: est(sorted[Math.ceil((9 * n) / 10) - 1]),
         rank_rule: 'nearest rank (fleet convention)',
         largest_contributors: order.filter((k) => top.includes(k) || big(k)).map((k) => ({
-          message_index: k, tokens: est(es[k]), share_of_message_total: pct(es[k], msgTotal),
+          message_index: k, tokens: est(es[k]), share: pct(es[k], a.T),
           top_3: top.includes(k), at_least_10_percent: big(k),
         })),
       };
@@ -722,7 +756,10 @@ function metric(i, req, a, st) {
       };
     }
     case 5: {
-      const turns = [{ first: null, count: 0, inc: 0 }];
+      // The schema pseudo-message precedes every message, so it is before the first P-USER message:
+      // its estimate is part of turn 0 (the turn's message count stays a count of messages).
+      const schemaEst = a.facts.filter((f) => f.message === null).reduce((s, f) => s + f.est, 0);
+      const turns = [{ first: null, count: 0, inc: schemaEst }];
       a.msgEst.forEach((e, k) => {
         if (a.firstP[k] === 'P-USER') turns.push({ first: k, count: 0, inc: 0 });
         const t = turns[turns.length - 1];
@@ -733,26 +770,31 @@ function metric(i, req, a, st) {
       let cum = 0;
       return {
         turn_rule: 'turn 0 = messages before the first P-USER message; each P-USER message starts a new turn (fleet convention)',
+        schema_pseudo_message: rec.schema ? 'included in turn 0' : 'absent',
         turns: turns.map((t, k) => {
           cum += t.inc;
-          return { turn: k, first_message_index: t.first, messages: t.count, increment: est(t.inc), cumulative: est(cum), cumulative_share: pct(cum, msgTotal) };
+          return { turn: k, first_message_index: t.first, messages: t.count, increment: est(t.inc), cumulative: est(cum), cumulative_share: pct(cum, a.T) };
         }),
       };
     }
     case 6: return nearDup(a);
     case 7: {
       const withSeg = [];
+      const figures = ({ standard: s, url: u, covered }) => ({
+        standard_segments: s.segments, standard_characters: s.chars, standard_decoded_bytes: s.bytes,
+        url_safe_segments: u.segments, url_safe_characters: u.chars, url_safe_decoded_bytes: u.bytes,
+        segments: s.segments + u.segments, segment_characters: s.chars + u.chars, decoded_bytes: s.bytes + u.bytes,
+        covered_characters: covered,
+      });
       F.forEach((f, k) => {
-        if (f.census.std + f.census.url > 0) {
-          withSeg.push({ block_index: k, standard_segments: f.census.std, url_safe_segments: f.census.url, segment_characters: f.census.chars, decoded_bytes: f.census.bytes });
-        }
+        if (f.census.standard.segments + f.census.url.segments > 0) withSeg.push({ block_index: k, ...figures(f.census) });
       });
       const raw = F.map((f, k) => (f.raw ? k : -1)).filter((k) => k >= 0);
       const tot = (key) => withSeg.reduce((s, w) => s + w[key], 0);
+      const totals = Object.fromEntries(Object.keys(figures(F[0].census)).map((key) => [key, tot(key)]));
       return {
         label: 'counts are mechanical facts given the tests; the thresholds are fleet conventions',
-        standard_segments: tot('standard_segments'), url_safe_segments: tot('url_safe_segments'),
-        segment_characters: tot('segment_characters'), decoded_bytes: tot('decoded_bytes'),
+        ...totals,
         blocks_with_segments: withSeg, raw_export_blocks: raw.length, raw_export_block_indices: raw,
       };
     }

@@ -39,8 +39,8 @@ pub const C_STRUCT: usize = 4;
 pub const C_CODE: usize = 5;
 pub const C_TEXT: usize = 6;
 
-/// Kind labels per P class (published). Kinds in `NEUTRAL_KINDS` carry no provenance: the role
-/// decides. Kinds in no list make P-OTHER fire.
+/// Kind labels per P class (published). Kinds in `NEUTRAL_KINDS` carry no provenance (no test
+/// fires on them). Kinds in no list make P-OTHER fire.
 pub const KIND_LISTS: [(usize, &[&str]); 8] = [
     (P_TDEF, &["tool_definition", "tool_schema"]),
     (P_CMPT, &["compaction", "summary", "summary_message"]),
@@ -142,7 +142,6 @@ pub fn p_fired(b: &Block) -> u16 {
     let mut fired = 0u16;
     let kind = kind_class(b.kind_raw.as_deref());
     let role = role_class(b.role_raw.as_deref());
-    let role_in_force = matches!(kind, KindClass::Absent | KindClass::Neutral);
     if b.in_schema {
         fired |= 1 << P_TDEF;
     }
@@ -155,10 +154,10 @@ pub fn p_fired(b: &Block) -> u16 {
     if let KindClass::Class(c) = kind {
         fired |= 1 << c;
     }
-    if role_in_force {
-        if let Some(Some(c)) = role {
-            fired |= 1 << c;
-        }
+    // The role test runs whatever the kind says: precedence alone picks the winner, and a block
+    // whose role and kind name different classes is a conflict.
+    if let Some(Some(c)) = role {
+        fired |= 1 << c;
     }
     if matches!(kind, KindClass::Unlisted) || matches!(role, Some(None)) {
         fired |= 1 << P_OTHER;
@@ -204,85 +203,156 @@ pub fn normalise(nfc_text: &str) -> String {
     out
 }
 
-/// One block's base64 census (M10).
+/// One alphabet's qualifying base64 segments in one block (M10).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Census {
-    pub standard_segments: u64,
-    pub url_safe_segments: u64,
-    /// Code points inside qualifying segments (padding included).
-    pub segment_chars: u64,
+pub struct AlphabetCensus {
+    pub segments: u64,
+    /// Characters of the segments, padding included (base64 characters are ASCII: one code point
+    /// each).
+    pub characters: u64,
     pub decoded_bytes: u64,
 }
 
-fn b64_value(c: u8, url_safe: bool) -> u8 {
+/// One block's base64 census (M10): each alphabet counted separately, plus the characters covered
+/// by a qualifying segment of either (the C-BLOB test's figure).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    pub standard: AlphabetCensus,
+    pub url_safe: AlphabetCensus,
+    /// Characters inside at least one qualifying segment; a character inside a standard and a
+    /// URL-safe segment is counted once.
+    pub covered_characters: u64,
+}
+
+impl Census {
+    pub fn segments(&self) -> u64 {
+        self.standard.segments + self.url_safe.segments
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alphabet {
+    Standard,
+    UrlSafe,
+}
+
+impl Alphabet {
+    /// The alphabet's own characters (the ones the other alphabet lacks).
+    fn owns(self, c: u8) -> bool {
+        match self {
+            Alphabet::Standard => matches!(c, b'+' | b'/'),
+            Alphabet::UrlSafe => matches!(c, b'-' | b'_'),
+        }
+    }
+
+    fn holds(self, c: u8) -> bool {
+        c.is_ascii_alphanumeric() || self.owns(c)
+    }
+}
+
+fn b64_value(c: u8) -> u8 {
     match c {
         b'A'..=b'Z' => c - b'A',
         b'a'..=b'z' => c - b'a' + 26,
         b'0'..=b'9' => c - b'0' + 52,
         b'+' | b'-' => 62,
-        _ => {
-            let _ = url_safe;
-            63
-        }
+        _ => 63,
     }
 }
 
-/// Census of qualifying base64 segments in an NFC text. A run is a maximal run of
-/// `[A-Za-z0-9+/_-]` plus at most two directly following `=`. It is standard when it holds no
-/// `-`/`_`, URL-safe when it holds no `+`/`/` and at least one `-`/`_`; a run mixing both is
-/// neither. It qualifies when its length (padding included) is >= 40 and a multiple of 4 and a
-/// strict decode (canonical trailing bits) yields >= 30 bytes.
+/// Decoded byte count when `data` followed by `pads` '=' qualifies: length (padding included)
+/// >= 40 and a multiple of 4, strict decode (canonical trailing bits) of >= 30 bytes.
+fn qualifying_bytes(data: &[u8], pads: usize) -> Option<u64> {
+    let len = data.len() + pads;
+    if len < 40 || len % 4 != 0 {
+        return None;
+    }
+    let last = b64_value(data[data.len() - 1]);
+    let canonical = match pads {
+        1 => last & 0x3 == 0,
+        2 => last & 0xF == 0,
+        _ => true,
+    };
+    let decoded = (len / 4 * 3 - pads) as u64;
+    (canonical && decoded >= 30).then_some(decoded)
+}
+
+/// Census of qualifying base64 segments in an NFC text, the standard (`[A-Za-z0-9+/]`) and URL-safe
+/// (`[A-Za-z0-9_-]`) alphabets read separately. Candidates are each alphabet's maximal runs, with
+/// at most two directly following `=`. A run counts for its alphabet when it holds one of that
+/// alphabet's own characters; a run of letters and digits only counts once, as standard, when it
+/// is a maximal run of both alphabets, and is otherwise a piece of the other alphabet's run (it
+/// touches that alphabet's own character) and not a run of its own.
 pub fn census(text: &str) -> Census {
     let bytes = text.as_bytes();
     let mut out = Census::default();
+    let either = |c: u8| Alphabet::Standard.holds(c) || Alphabet::UrlSafe.owns(c);
     let mut i = 0;
-    let is_alpha = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
     while i < bytes.len() {
-        if !is_alpha(bytes[i]) {
+        if !either(bytes[i]) {
             i += 1;
             continue;
         }
         let start = i;
-        let (mut std_only, mut url_only) = (false, false);
-        while i < bytes.len() && is_alpha(bytes[i]) {
-            match bytes[i] {
-                b'+' | b'/' => std_only = true,
-                b'-' | b'_' => url_only = true,
-                _ => {}
+        while i < bytes.len() && either(bytes[i]) {
+            i += 1;
+        }
+        let run = &bytes[start..i];
+        let pads = bytes[i..]
+            .iter()
+            .take(2)
+            .take_while(|&&c| c == b'=')
+            .count();
+        i += pads;
+        let mixes = |a: Alphabet| run.iter().any(|&c| a.owns(c));
+        // (alphabet, start, end) of each candidate within `run`.
+        let mut candidates: Vec<(Alphabet, usize, usize)> = Vec::new();
+        match (mixes(Alphabet::Standard), mixes(Alphabet::UrlSafe)) {
+            (_, false) => candidates.push((Alphabet::Standard, 0, run.len())),
+            (false, true) => candidates.push((Alphabet::UrlSafe, 0, run.len())),
+            (true, true) => {
+                for alphabet in [Alphabet::Standard, Alphabet::UrlSafe] {
+                    let mut k = 0;
+                    while k < run.len() {
+                        if !alphabet.holds(run[k]) {
+                            k += 1;
+                            continue;
+                        }
+                        let from = k;
+                        while k < run.len() && alphabet.holds(run[k]) {
+                            k += 1;
+                        }
+                        if run[from..k].iter().any(|&c| alphabet.owns(c)) {
+                            candidates.push((alphabet, from, k));
+                        }
+                    }
+                }
             }
-            i += 1;
         }
-        let data_end = i;
-        let mut pad = 0;
-        while pad < 2 && i < bytes.len() && bytes[i] == b'=' {
-            pad += 1;
-            i += 1;
+        let mut covered: Vec<(usize, usize)> = Vec::new();
+        for (alphabet, from, to) in candidates {
+            let pads = if to == run.len() { pads } else { 0 };
+            let Some(decoded) = qualifying_bytes(&run[from..to], pads) else {
+                continue;
+            };
+            let tally = match alphabet {
+                Alphabet::Standard => &mut out.standard,
+                Alphabet::UrlSafe => &mut out.url_safe,
+            };
+            tally.segments += 1;
+            tally.characters += (to - from + pads) as u64;
+            tally.decoded_bytes += decoded;
+            covered.push((from, to + pads));
         }
-        if std_only && url_only {
-            continue;
+        covered.sort_unstable();
+        let mut reach = 0;
+        for (from, to) in covered {
+            let from = from.max(reach);
+            if to > from {
+                out.covered_characters += (to - from) as u64;
+                reach = to;
+            }
         }
-        let data = &bytes[start..data_end];
-        let len = data.len() + pad;
-        if len < 40 || len % 4 != 0 {
-            continue;
-        }
-        let last = b64_value(data[data.len() - 1], url_only);
-        let canonical = match pad {
-            1 => last & 0x3 == 0,
-            2 => last & 0xF == 0,
-            _ => true,
-        };
-        let decoded = (len / 4 * 3 - pad) as u64;
-        if !canonical || decoded < 30 {
-            continue;
-        }
-        if url_only {
-            out.url_safe_segments += 1;
-        } else {
-            out.standard_segments += 1;
-        }
-        out.segment_chars += len as u64;
-        out.decoded_bytes += decoded;
     }
     out
 }
@@ -429,12 +499,16 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
     if text.chars().all(char::is_whitespace) {
         c_fired |= 1 << C_EMPTY;
     }
-    if b.media || (chars > 0 && 10 * facts.census.segment_chars >= 9 * chars) {
+    if b.media || (chars > 0 && 10 * facts.census.covered_characters >= 9 * chars) {
         c_fired |= 1 << C_BLOB;
     }
     let text_lines = lines(&text);
     let marker = text_lines.iter().any(|l| RAW_MARKERS.contains(l));
-    let non_empty: Vec<&&str> = text_lines.iter().filter(|l| !l.is_empty()).collect();
+    // A line of White_Space only is empty, as a block of White_Space only is C-EMPTY.
+    let non_empty: Vec<&&str> = text_lines
+        .iter()
+        .filter(|l| !l.chars().all(char::is_whitespace))
+        .collect();
     let log_lines = non_empty.iter().filter(|l| is_log_line(l)).count();
     let log = !non_empty.is_empty() && 5 * log_lines >= 4 * non_empty.len();
     let shape = json_container_size(&text);
@@ -478,48 +552,77 @@ mod tests {
     }
 
     #[test]
-    fn role_decides_only_for_neutral_kinds() {
+    fn every_test_runs_and_precedence_picks_the_winner() {
         assert_eq!(
             p_fired(&blk(Some("user"), Some("text"), Some("x"))),
             1 << P_USER
         );
-        assert_eq!(
-            p_fired(&blk(Some("user"), Some("tool_result"), None)),
-            1 << P_TRES
-        );
-        assert_eq!(
-            p_fired(&blk(Some("user"), Some("mystery"), None)),
-            1 << P_OTHER
-        );
+        let tool_result = p_fired(&blk(Some("user"), Some("tool_result"), None));
+        assert_eq!(tool_result, (1 << P_TRES) | (1 << P_USER));
+        assert_eq!(winner(tool_result), P_TRES);
+        // The role test fires P-USER whatever the kind names: an unlisted kind only adds P-OTHER,
+        // a kind of a lower class loses to P-USER.
+        let unlisted = p_fired(&blk(Some("user"), Some("mystery"), None));
+        assert_eq!(unlisted, (1 << P_USER) | (1 << P_OTHER));
+        assert_eq!(winner(unlisted), P_USER);
+        let lower = p_fired(&blk(Some("user"), Some("assistant_message"), None));
+        assert_eq!(lower, (1 << P_USER) | (1 << P_ASST));
+        assert_eq!(winner(lower), P_USER);
         assert_eq!(p_fired(&blk(None, None, Some("x"))), 1 << P_UNK);
         let conflict = p_fired(&blk(Some("robot"), Some("tool_use"), None));
         assert_eq!(conflict, (1 << P_TCALL) | (1 << P_OTHER));
         assert_eq!(winner(conflict), P_TCALL);
     }
 
+    fn standard(segments: u64, characters: u64, decoded_bytes: u64) -> AlphabetCensus {
+        AlphabetCensus {
+            segments,
+            characters,
+            decoded_bytes,
+        }
+    }
+
     #[test]
     fn census_edges() {
         // 40 chars of 'A' decode to 30 bytes: qualifies.
-        assert_eq!(census(&"A".repeat(40)).standard_segments, 1);
-        assert_eq!(census(&"A".repeat(39)).standard_segments, 0);
+        assert_eq!(census(&"A".repeat(40)).standard, standard(1, 40, 30));
+        assert_eq!(census(&"A".repeat(39)), Census::default());
         // 38 + "==" is 40 long, decodes to 28 bytes: does not qualify.
-        assert_eq!(
-            census(&format!("{}==", "A".repeat(38))).standard_segments,
-            0
-        );
+        assert_eq!(census(&format!("{}==", "A".repeat(38))), Census::default());
         // Non-canonical trailing bits with one pad.
+        assert_eq!(census(&format!("{}B=", "A".repeat(42))), Census::default());
         assert_eq!(
-            census(&format!("{}B=", "A".repeat(42))).standard_segments,
-            0
+            census(&format!("{}E=", "A".repeat(42))).standard,
+            standard(1, 44, 32)
         );
-        assert_eq!(
-            census(&format!("{}E=", "A".repeat(42))).standard_segments,
-            1
-        );
-        let url = format!("{}-_", "A".repeat(42));
-        assert_eq!(census(&url).url_safe_segments, 1);
-        let mixed = format!("{}-+", "A".repeat(42));
-        assert_eq!(census(&mixed), Census::default());
+        let url = census(&format!("{}-_", "A".repeat(42)));
+        assert_eq!(url.url_safe, standard(1, 44, 33));
+        assert_eq!(url.standard, AlphabetCensus::default());
+    }
+
+    #[test]
+    fn a_run_mixing_the_alphabets_counts_each_alphabets_maximal_runs() {
+        // standard run: 43 x A + '+' (44); URL-safe run: '-' + 43 x B (44); the whole run is neither.
+        let text = format!("{}+-{}", "A".repeat(43), "B".repeat(43));
+        let c = census(&text);
+        assert_eq!(c.standard, standard(1, 44, 33));
+        assert_eq!(c.url_safe, standard(1, 44, 33));
+        assert_eq!(c.covered_characters, 88);
+        // Overlap: standard "+" + 47 x A and URL-safe 47 x A + "-" share the 47 letters.
+        let text = format!("+{}-", "A".repeat(47));
+        let c = census(&text);
+        assert_eq!((c.standard.segments, c.url_safe.segments), (1, 1));
+        assert_eq!(c.covered_characters, 49, "shared letters covered once");
+        // Letters-and-digits pieces between the other alphabet's characters are not runs of their own.
+        let text = format!("{}-{}", "A".repeat(44), "A".repeat(44));
+        let c = census(&text);
+        assert_eq!(c.standard, AlphabetCensus::default());
+        assert_eq!(c.url_safe.segments, 0, "89 characters do not qualify");
+        // Padding goes to the pieces that end where the run ends.
+        let text = format!("/{}-{}==", "A".repeat(3), "A".repeat(42));
+        let c = census(&text);
+        assert_eq!(c.url_safe, standard(1, 48, 34));
+        assert_eq!(c.standard, AlphabetCensus::default());
     }
 
     #[test]

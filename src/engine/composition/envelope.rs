@@ -221,6 +221,33 @@ mod tests {
     }
 
     #[test]
+    fn stated_counts_at_the_32_and_53_bit_edges_are_kept_exactly() {
+        for n in [4_294_967_295u64, 4_294_967_296, 9_007_199_254_740_991] {
+            let req = parse(&body(&format!(
+                r#","harness_stated_counts":{{"per_message":[{n},null],"total":{n}}}"#
+            )))
+            .unwrap();
+            let stated = req.stated.unwrap();
+            assert_eq!(stated.per_message, Some(vec![Some(n), None]));
+            assert_eq!(stated.total, Some(n));
+        }
+        for over in [
+            "9007199254740992",
+            "18446744073709551616",
+            "18446744078004518912",
+        ] {
+            assert_eq!(
+                parse(&body(&format!(
+                    r#","harness_stated_counts":{{"total":{over}}}"#
+                )))
+                .unwrap_err(),
+                Refusal::StatedCountsInvalid,
+                "{over}"
+            );
+        }
+    }
+
+    #[test]
     fn over_cap_is_refused_before_parsing() {
         let big = vec![b' '; super::super::BODY_CAP + 1];
         assert_eq!(

@@ -7,7 +7,8 @@
 //! arithmetic; a zero denominator prints `NOT-ASSESSABLE (zero denominator)`, never 0%.
 
 use super::classify::{
-    measure_block, BlockFacts, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_SYS, P_TDEF, P_UNK, P_USER,
+    measure_block, BlockFacts, Census, C_CLASSES, C_UNK, P_CLASSES, P_CMPT, P_SYS, P_TDEF, P_UNK,
+    P_USER,
 };
 use super::neardup;
 use super::record::SessionRecord;
@@ -269,7 +270,7 @@ pub fn m06(a: &Analysis, has_schema: bool) -> Value {
             obj(vec![
                 ("message_index", json!(i)),
                 ("tokens", est(es[i])),
-                ("share_of_message_total", share(es[i], total)),
+                ("share", share(es[i], a.total_estimate)),
                 ("top_3", json!(top3.contains(&i))),
                 (
                     "at_least_10_percent",
@@ -295,15 +296,23 @@ pub fn m06(a: &Analysis, has_schema: bool) -> Value {
     ])
 }
 
-pub fn m07(a: &Analysis) -> Value {
-    let total: u64 = a.message_estimates.iter().sum();
-    let mut turns: Vec<(Option<usize>, u64, u64)> = vec![(None, 0, 0)];
+/// M07. The schema pseudo-message precedes every message, so it lies before the first P-USER
+/// message: its estimate is part of turn 0 (whose message count stays a count of messages), and
+/// the last cumulative figure is T.
+pub fn m07(a: &Analysis, has_schema: bool) -> Value {
+    let schema_estimate: u64 = a
+        .facts
+        .iter()
+        .filter(|f| f.message.is_none())
+        .map(|f| f.estimate)
+        .sum();
+    let mut turns: Vec<(Option<usize>, u64, u64)> = vec![(None, 0, schema_estimate)];
     for (i, e) in a.message_estimates.iter().enumerate() {
         if a.message_first_p[i] == Some(P_USER) {
             turns.push((Some(i), 0, 0));
         }
         let t = turns.last_mut().expect("turn 0 exists");
-        if t.0.is_none() && t.1 == 0 {
+        if t.0.is_none() {
             t.0 = Some(i);
         }
         t.1 += 1;
@@ -321,12 +330,16 @@ pub fn m07(a: &Analysis) -> Value {
                 ("messages", json!(count)),
                 ("increment", est(*inc)),
                 ("cumulative", est(cumulative)),
-                ("cumulative_share", share(cumulative, total)),
+                ("cumulative_share", share(cumulative, a.total_estimate)),
             ])
         })
         .collect();
     obj(vec![
         ("turn_rule", json!("turn 0 = messages before the first P-USER message; each P-USER message starts a new turn (fleet convention)")),
+        (
+            "schema_pseudo_message",
+            json!(if has_schema { "included in turn 0" } else { "absent" }),
+        ),
         ("turns", Value::Array(rows)),
     ])
 }
@@ -410,43 +423,57 @@ pub fn m09(a: &Analysis) -> Option<Value> {
     Some(obj(out))
 }
 
+/// M10 figures of one census (a block's, or the record's sum), per alphabet and in total.
+fn census_figures(c: &Census) -> Vec<(&'static str, Value)> {
+    let (s, u) = (c.standard, c.url_safe);
+    vec![
+        ("standard_segments", json!(s.segments)),
+        ("standard_characters", json!(s.characters)),
+        ("standard_decoded_bytes", json!(s.decoded_bytes)),
+        ("url_safe_segments", json!(u.segments)),
+        ("url_safe_characters", json!(u.characters)),
+        ("url_safe_decoded_bytes", json!(u.decoded_bytes)),
+        ("segments", json!(s.segments + u.segments)),
+        ("segment_characters", json!(s.characters + u.characters)),
+        ("decoded_bytes", json!(s.decoded_bytes + u.decoded_bytes)),
+        ("covered_characters", json!(c.covered_characters)),
+    ]
+}
+
 pub fn m10(a: &Analysis) -> Value {
     let mut blocks = Vec::new();
-    let (mut std_n, mut url_n, mut chars, mut bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut total = Census::default();
     for (i, f) in a.facts.iter().enumerate() {
         let c = f.census;
-        if c.standard_segments + c.url_safe_segments > 0 {
-            std_n += c.standard_segments;
-            url_n += c.url_safe_segments;
-            chars += c.segment_chars;
-            bytes += c.decoded_bytes;
-            blocks.push(obj(vec![
-                ("block_index", json!(i)),
-                ("standard_segments", json!(c.standard_segments)),
-                ("url_safe_segments", json!(c.url_safe_segments)),
-                ("segment_characters", json!(c.segment_chars)),
-                ("decoded_bytes", json!(c.decoded_bytes)),
-            ]));
+        if c.segments() > 0 {
+            for (sum, part) in [
+                (&mut total.standard, c.standard),
+                (&mut total.url_safe, c.url_safe),
+            ] {
+                sum.segments += part.segments;
+                sum.characters += part.characters;
+                sum.decoded_bytes += part.decoded_bytes;
+            }
+            total.covered_characters += c.covered_characters;
+            let mut row = vec![("block_index", json!(i))];
+            row.extend(census_figures(&c));
+            blocks.push(obj(row));
         }
     }
     let raw: Vec<usize> = (0..a.facts.len())
         .filter(|&i| a.facts[i].raw_export)
         .collect();
-    obj(vec![
-        (
-            "label",
-            json!(
-                "counts are mechanical facts given the tests; the thresholds are fleet conventions"
-            ),
-        ),
-        ("standard_segments", json!(std_n)),
-        ("url_safe_segments", json!(url_n)),
-        ("segment_characters", json!(chars)),
-        ("decoded_bytes", json!(bytes)),
+    let mut out = vec![(
+        "label",
+        json!("counts are mechanical facts given the tests; the thresholds are fleet conventions"),
+    )];
+    out.extend(census_figures(&total));
+    out.extend([
         ("blocks_with_segments", Value::Array(blocks)),
         ("raw_export_blocks", json!(raw.len())),
         ("raw_export_block_indices", json!(raw)),
-    ])
+    ]);
+    obj(out)
 }
 
 pub fn m11(a: &Analysis) -> Value {
@@ -481,7 +508,22 @@ impl Stated {
     }
 }
 
-fn unit(stated: u64, e: u64) -> Vec<(&'static str, Value)> {
+/// Largest integer every JSON reader holds exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: u128 = 9_007_199_254_740_991;
+
+/// An exact count: a JSON number up to 2^53 - 1; beyond it (a sum of stated figures can pass it)
+/// the decimal digits as a string, since a larger JSON number would be read rounded.
+fn exact_count(n: u128) -> Value {
+    if n <= MAX_SAFE_INTEGER {
+        json!(n as u64)
+    } else {
+        Value::String(n.to_string())
+    }
+}
+
+/// One M12 comparison. `stated` is u128 because it may be a sum of up to 10,000 stated figures
+/// of up to 2^53 - 1 each (more than u64 holds).
+fn unit(stated: u128, e: u64) -> Vec<(&'static str, Value)> {
     let diff = stated as i128 - e as i128;
     let verdict = if e == 0 && stated == 0 {
         "EXACT"
@@ -493,7 +535,7 @@ fn unit(stated: u64, e: u64) -> Vec<(&'static str, Value)> {
         "DISAGREE"
     };
     vec![
-        ("stated_tokens", json!(stated)),
+        ("stated_tokens", exact_count(stated)),
         ("tokens", est(e)),
         ("diff", est_signed(diff)),
         ("pct", signed_share(diff, e)),
@@ -506,18 +548,18 @@ pub fn m12(a: &Analysis, stated: &Stated) -> Value {
     let per = stated.per_message.clone().unwrap_or_default();
     let mut rows = Vec::new();
     let (mut covered, mut within, mut disagree, mut exact) = (0u64, 0u64, 0u64, 0u64);
-    let (mut sum_stated, mut sum_e) = (0u64, 0u64);
+    let (mut sum_stated, mut sum_e) = (0u128, 0u64);
     for (i, s) in per.iter().enumerate().take(n) {
         if let Some(s) = s {
             let e = a.message_estimates[i];
-            let fields = unit(*s, e);
+            let fields = unit(u128::from(*s), e);
             match fields[4].1.as_str() {
                 Some("WITHIN") => within += 1,
                 Some("EXACT") => exact += 1,
                 _ => disagree += 1,
             }
             covered += 1;
-            sum_stated += s;
+            sum_stated += u128::from(*s);
             sum_e += e;
             let mut row = vec![("message_index", json!(i))];
             row.extend(fields);
@@ -536,7 +578,7 @@ pub fn m12(a: &Analysis, stated: &Stated) -> Value {
     let whole = match stated.total {
         Some(t) => {
             let mut w = vec![("basis", json!("stated total against T"))];
-            w.extend(unit(t, a.total_estimate));
+            w.extend(unit(u128::from(t), a.total_estimate));
             obj(w)
         }
         None if covered == n as u64 && n > 0 => {
@@ -632,5 +674,18 @@ mod tests {
         assert_eq!(signed_share(-5, 800), json!("est:~-0.63%"));
         assert_eq!(mean(5, 2), 3);
         assert_eq!(mean(4, 3), 1);
+    }
+
+    #[test]
+    fn stated_sums_past_2_pow_64_stay_exact() {
+        let max_safe = 9_007_199_254_740_991u128;
+        assert_eq!(exact_count(max_safe), json!(9_007_199_254_740_991u64));
+        assert_eq!(exact_count(max_safe + 1), json!("9007199254740992"));
+        let sum = 2051 * max_safe;
+        assert!(sum > u128::from(u64::MAX));
+        let fields = unit(sum, 2051);
+        assert_eq!(fields[0].1, json!("18473765671473772541"));
+        assert_eq!(fields[2].1, json!("est:~18473765671473770490"));
+        assert_eq!(fields[4].1, json!("DISAGREE"));
     }
 }

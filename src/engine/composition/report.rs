@@ -361,7 +361,7 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
                 (2, _) => Some(metrics::m05(&a)),
                 (3, _) => Some(metrics::m06(&a, rec.schema.is_some())),
                 (4, _) => Some(metrics::m08(&a)),
-                (5, _) => Some(metrics::m07(&a)),
+                (5, _) => Some(metrics::m07(&a, rec.schema.is_some())),
                 (6, _) => m09.take(),
                 (7, _) => Some(metrics::m10(&a)),
                 (8, _) => Some(metrics::m11(&a)),

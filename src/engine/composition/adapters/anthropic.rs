@@ -14,7 +14,7 @@
 //! block, array content as one block per element (each kind `tool_result`, text as its element
 //! type gives it, image elements media), absent or empty content as one empty block; every other
 //! `*_tool_result` type → compact JSON of `content`; any other type → no text (C-UNK), its kind
-//! kept raw so it classifies P-OTHER.
+//! kept raw so P-OTHER fires beside the role's class (which wins by precedence).
 
 use super::{optional_string, DoesNotParse};
 use crate::engine::composition::record::{

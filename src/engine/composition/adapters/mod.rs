@@ -44,3 +44,34 @@ pub(crate) fn safe_non_negative_integer(v: &Value) -> Option<u64> {
     (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= 9_007_199_254_740_991.0)
         .then_some(f as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn safe_integers_at_the_32_and_53_bit_edges_never_wrap() {
+        for (text, want) in [
+            ("4294967295", Some(4_294_967_295)),
+            ("4294967296", Some(4_294_967_296)),
+            ("4294967296.0", Some(4_294_967_296)),
+            ("42949672960e-1", Some(4_294_967_296)),
+            ("9007199254740991", Some(9_007_199_254_740_991)),
+            ("9007199254740992", None),
+            ("9007199254740993", None),
+            ("18446744073709551615", None),
+            ("18446744073709551616", None),
+            ("18446744078004518912", None),
+            ("1e300", None),
+            ("-1", None),
+            ("-0", Some(0)),
+            ("4294967296.5", None),
+        ] {
+            assert_eq!(safe_non_negative_integer(&number(text)), want, "{text}");
+        }
+    }
+}
