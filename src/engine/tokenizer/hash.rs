@@ -41,7 +41,7 @@ pub fn piece_hash(bytes: &[u8]) -> u64 {
 /// The bucket (`< buckets`) of a key whose [`piece_hash`] is `hash`.
 #[inline(always)]
 pub fn bucket_of(hash: u64, buckets: usize) -> usize {
-    ((hash >> 32) * buckets as u64 >> 32) as usize
+    (((hash >> 32) * buckets as u64) >> 32) as usize
 }
 
 /// The slot (`< slots`) of a key whose [`piece_hash`] is `hash` when its bucket's pilot is `pilot`.
@@ -51,7 +51,7 @@ pub fn slot_of(hash: u64, pilot: u8, slots: usize) -> usize {
     let mut mixed = hash ^ (u64::from(pilot) + 1).wrapping_mul(PILOT_MIX);
     mixed ^= mixed >> 32;
     mixed = mixed.wrapping_mul(MIX);
-    ((mixed >> 32) * slots as u64 >> 32) as usize
+    (((mixed >> 32) * slots as u64) >> 32) as usize
 }
 
 /// The `bits`-bit fingerprint of a key whose [`piece_hash`] is `hash` (bits the bucket and slot
