@@ -189,6 +189,49 @@ mod tests {
     }
 
     #[test]
+    fn bytes_that_are_no_token_are_not_found() {
+        // The perfect hash sends every byte string to some slot: only the fingerprint and the
+        // byte check keep a non-token from being read as that slot's token. Probe with strings
+        // near tokens (two tokens joined, a token with one byte changed or one byte more or
+        // less) and random bytes, against the set of all token bytes.
+        let tokens: std::collections::HashMap<&[u8], u32> = (0..token_count() as u32)
+            .filter(|&rank| !token_bytes(rank).starts_with(&[0xEF, 0xBB, 0xBF]))
+            .map(|rank| (token_bytes(rank), rank))
+            .collect();
+        assert_eq!(tokens.len(), token_count() - 8, "token bytes are distinct");
+        let mut rng = crate::test_rng::Lcg(0x5EED_0031);
+        let (mut probes, mut found) = (0, 0);
+        for _ in 0..200_000 {
+            let a = token_bytes(rng.below(token_count()) as u32);
+            let b = token_bytes(rng.below(token_count()) as u32);
+            let mut probe: Vec<u8> = match rng.below(5) {
+                0 => [a, b].concat(),
+                1 => a[..a.len() - 1].to_vec(),
+                2 => [a, &b[..1]].concat(),
+                3 => (0..3 + rng.below(12))
+                    .map(|_| rng.below(256) as u8)
+                    .collect(),
+                _ => a.to_vec(),
+            };
+            if probe.is_empty() {
+                continue;
+            }
+            if rng.below(5) == 4 {
+                let at = rng.below(probe.len());
+                probe[at] ^= 1 << rng.below(8);
+            }
+            let expected = tokens.get(probe.as_slice()).copied();
+            assert_eq!(rank_of(&probe), expected, "{probe:?}");
+            probes += 1;
+            found += usize::from(expected.is_some());
+        }
+        assert!(
+            found > probes / 10 && found < probes / 2,
+            "{found} of {probes}"
+        );
+    }
+
+    #[test]
     fn same_bytes_is_slice_equality() {
         let text = b"abcdefghijklmnopqrstuvwxyz0123456789";
         for len in 0..=20 {
