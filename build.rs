@@ -31,7 +31,9 @@
 //! - `cl100k_two_byte_ranks.bin`: a direct 65,536-entry table of the two-byte tokens.
 //! - `cl100k_byte_ranks.bin`: a direct 256-entry table of the one-byte tokens.
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
-//! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
+//! - `cl100k_hashed_tables.rs`: the constants and `include_bytes!` statics tying them together
+//!   (named apart from the open-addressing layout's `cl100k_tables.rs`, so that checkouts of either
+//!   layout sharing one target directory never include the other's constants).
 
 #[path = "src/engine/tokenizer/hash.rs"]
 mod hash;
@@ -142,7 +144,7 @@ fn main() {
         )
         .unwrap();
     }
-    write(&out, "cl100k_tables.rs", rs.as_bytes());
+    write(&out, "cl100k_hashed_tables.rs", rs.as_bytes());
 }
 
 fn read_pinned(path: &str, pin: &str) -> Vec<u8> {

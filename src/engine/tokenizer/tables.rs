@@ -5,7 +5,7 @@
 use super::hash::{bucket_of, fingerprint, piece_hash, slot_of};
 
 mod generated {
-    include!(concat!(env!("OUT_DIR"), "/cl100k_tables.rs"));
+    include!(concat!(env!("OUT_DIR"), "/cl100k_hashed_tables.rs"));
 }
 
 use generated::{
