@@ -11,16 +11,29 @@
 //! - `data/js-unicode-classes.txt`: V8's `\p{L}`, `\p{N}` and `\s` (generated from Node by
 //!   `data/gen-js-unicode-classes.mjs`).
 //!
-//! Outputs in OUT_DIR (little-endian, read with `include_bytes!`):
-//! - `cl100k_token_bytes.bin` + `cl100k_token_offsets.bin`: every token's bytes, in rank order.
-//! - `cl100k_rank_slots.bin`: an open-addressing table (linear probing, 2^SLOT_BITS u32 slots) from
-//!   token bytes to rank; a slot holds `fingerprint << RANK_BITS | rank`, `u32::MAX` when empty.
-//!   The 8 tokens whose bytes start with EF BB BF are left out: gpt-tokenizer can never find them
-//!   (it decodes token bytes with a BOM-stripping TextDecoder), and we reproduce that.
+//! Outputs in OUT_DIR (little-endian, read with `include_bytes!`). The layout is chosen for the
+//! gzip size of the wasm bundle as much as for speed: what is random (a permutation, pilots) is
+//! stored in as few bits as it needs, and nothing stores what can be recomputed cheaply.
+//! - `cl100k_token_bytes.bin`: every token's bytes, in rank order.
+//! - `cl100k_token_spans.bin`: per block of `SPAN_BLOCK` (12) ranks, 16 bytes: the offset of the
+//!   block's first token (u32) and the 12 tokens' lengths (u8). A token's offset is its block's
+//!   base plus the lengths before it, and one 16-byte load holds all of it (the u32 offset per
+//!   rank this replaces cost 142 KB of gzip; this table costs 81 KB).
+//! - `cl100k_pilots.bin` + `cl100k_rank_entries.bin`: a perfect hash (PTHash-style hash and
+//!   displace, one u8 pilot per bucket) from the bytes of every token of 3 or more bytes to a slot,
+//!   and per slot an `ENTRY_BITS`-bit entry `fingerprint << RANK_BITS | rank` (`EMPTY_ENTRY` for a
+//!   spare slot). A lookup reads one pilot and one entry, and checks a candidate whose fingerprint
+//!   matches against the token's bytes. The 2^18 u32 slots of the open-addressing table this
+//!   replaces cost 499 KB of gzip; these two cost 326 KB, nearly all of it the ranks' permutation
+//!   (17 bits a token) and the fingerprints (7). The 8 tokens whose bytes start with EF BB BF are
+//!   left out: gpt-tokenizer can never find them (it decodes token bytes with a BOM-stripping
+//!   TextDecoder), and we reproduce that.
 //! - `cl100k_two_byte_ranks.bin`: a direct 65,536-entry table of the two-byte tokens.
 //! - `cl100k_byte_ranks.bin`: a direct 256-entry table of the one-byte tokens.
 //! - `js_class_blocks.bin` + `js_class_table.bin`: a two-level code-point → class table.
-//! - `cl100k_tables.rs`: the constants and `include_bytes!` statics tying them together.
+//! - `cl100k_hashed_tables.rs`: the constants and `include_bytes!` statics tying them together
+//!   (named apart from the open-addressing layout's `cl100k_tables.rs`, so that checkouts of either
+//!   layout sharing one target directory never include the other's constants).
 
 #[path = "src/engine/tokenizer/hash.rs"]
 mod hash;
@@ -34,8 +47,22 @@ const VOCABULARY_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c9359
 const CLASSES: &str = "../../../data/js-unicode-classes.txt";
 const CLASSES_SHA256: &str = "2c80c18978a5517175f3641b788f66a72efda514b8498aaf2f3244e368096f85";
 
-const SLOT_BITS: u32 = 18;
+/// Bits of a rank in the packed rank entries (cl100k_base has 100,256 tokens).
 const RANK_BITS: u32 = 17;
+/// Bits of a slot's fingerprint (bits of the key's hash) above its rank: about 70% of lookups are
+/// of bytes that are no token (the pairs a merge tries), and a fingerprint rejects all but 1/2^bits
+/// of them before the token's span and bytes are read.
+const FINGERPRINT_BITS: u32 = 7;
+/// Bits of one packed entry: `fingerprint << RANK_BITS | rank`.
+const ENTRY_BITS: u32 = RANK_BITS + FINGERPRINT_BITS;
+/// The rank of a spare slot of the perfect hash: above every rank.
+const EMPTY_ENTRY: u32 = (1 << RANK_BITS) - 1;
+/// Slots of the perfect hash per key (a load factor of 0.95) and keys per bucket on average: with
+/// these every bucket finds a pilot under 256 (the largest is 176), so a pilot is one byte.
+const SLOTS_PER_KEY: f64 = 1.0 / 0.95;
+const KEYS_PER_BUCKET: f64 = 2.0;
+/// Ranks per block of the span table: a u32 base and 12 u8 lengths make 16 bytes.
+const SPAN_BLOCK: usize = 12;
 const EMPTY_SLOT: u32 = u32::MAX;
 const BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
@@ -58,20 +85,29 @@ fn main() {
     let classes = read_pinned(CLASSES, CLASSES_SHA256);
 
     let mut token_bytes = Vec::new();
-    let mut offsets = Vec::with_capacity(tokens.len() + 1);
-    for token in &tokens {
-        offsets.push(token_bytes.len() as u32);
-        token_bytes.extend_from_slice(token);
+    let mut spans = Vec::new();
+    for block in tokens.chunks(SPAN_BLOCK) {
+        let base = u32::try_from(token_bytes.len()).expect("under 4 GiB");
+        spans.extend_from_slice(&base.to_le_bytes());
+        for token in block {
+            spans.push(u8::try_from(token.len()).expect("tokens are at most 255 bytes"));
+            token_bytes.extend_from_slice(token);
+        }
+        spans.resize(spans.len().next_multiple_of(4 + SPAN_BLOCK), 0);
     }
-    offsets.push(token_bytes.len() as u32);
-    let slots = rank_slots(&tokens);
+    let hash = PerfectHash::of(&tokens);
     let two_byte = two_byte_ranks(&tokens);
     let byte_ranks = byte_ranks(&tokens);
     let (blocks, table) = class_table(&String::from_utf8(classes).expect("class file is UTF-8"));
 
     write(&out, "cl100k_token_bytes.bin", &token_bytes);
-    write(&out, "cl100k_token_offsets.bin", &le_u32(&offsets));
-    write(&out, "cl100k_rank_slots.bin", &le_u32(&slots));
+    write(&out, "cl100k_token_spans.bin", &spans);
+    write(&out, "cl100k_pilots.bin", &hash.pilots);
+    write(
+        &out,
+        "cl100k_rank_entries.bin",
+        &pack_bits(&hash.entries, ENTRY_BITS),
+    );
     write(&out, "cl100k_two_byte_ranks.bin", &le_u32(&two_byte));
     write(&out, "cl100k_byte_ranks.bin", &le_u32(&byte_ranks));
     let blocks_le: Vec<u8> = blocks.iter().flat_map(|b| b.to_le_bytes()).collect();
@@ -80,9 +116,13 @@ fn main() {
 
     let mut rs = String::new();
     writeln!(rs, "pub const TOKEN_COUNT: usize = {};", tokens.len()).unwrap();
-    writeln!(rs, "pub const SLOT_BITS: u32 = {SLOT_BITS};").unwrap();
     writeln!(rs, "pub const RANK_BITS: u32 = {RANK_BITS};").unwrap();
+    writeln!(rs, "pub const EMPTY_ENTRY: u32 = {EMPTY_ENTRY};").unwrap();
+    writeln!(rs, "pub const ENTRY_BITS: u32 = {ENTRY_BITS};").unwrap();
     writeln!(rs, "pub const EMPTY_SLOT: u32 = {EMPTY_SLOT};").unwrap();
+    writeln!(rs, "pub const SPAN_BLOCK: usize = {SPAN_BLOCK};").unwrap();
+    writeln!(rs, "pub const BUCKETS: usize = {};", hash.pilots.len()).unwrap();
+    writeln!(rs, "pub const SLOTS: usize = {};", hash.entries.len()).unwrap();
     writeln!(rs, "pub const CLASS_OTHER: u8 = {CLASS_OTHER};").unwrap();
     writeln!(rs, "pub const CLASS_LETTER: u8 = {CLASS_LETTER};").unwrap();
     writeln!(rs, "pub const CLASS_NUMBER: u8 = {CLASS_NUMBER};").unwrap();
@@ -90,8 +130,9 @@ fn main() {
     writeln!(rs, "pub const CLASS_NEWLINE: u8 = {CLASS_NEWLINE};").unwrap();
     for (name, file) in [
         ("TOKEN_BYTES", "cl100k_token_bytes.bin"),
-        ("TOKEN_OFFSETS", "cl100k_token_offsets.bin"),
-        ("RANK_SLOTS", "cl100k_rank_slots.bin"),
+        ("TOKEN_SPANS", "cl100k_token_spans.bin"),
+        ("PILOTS", "cl100k_pilots.bin"),
+        ("RANK_ENTRIES", "cl100k_rank_entries.bin"),
         ("TWO_BYTE_RANKS", "cl100k_two_byte_ranks.bin"),
         ("BYTE_RANKS", "cl100k_byte_ranks.bin"),
         ("CLASS_BLOCKS", "js_class_blocks.bin"),
@@ -103,7 +144,7 @@ fn main() {
         )
         .unwrap();
     }
-    write(&out, "cl100k_tables.rs", rs.as_bytes());
+    write(&out, "cl100k_hashed_tables.rs", rs.as_bytes());
 }
 
 fn read_pinned(path: &str, pin: &str) -> Vec<u8> {
@@ -175,31 +216,80 @@ fn base64_decode(text: &str) -> Vec<u8> {
     out
 }
 
-fn rank_slots(tokens: &[Vec<u8>]) -> Vec<u32> {
-    let mask = (1usize << SLOT_BITS) - 1;
-    let mut slots = vec![EMPTY_SLOT; 1 << SLOT_BITS];
-    let mut longest_probe = 0;
-    for (rank, token) in tokens.iter().enumerate() {
-        if token.starts_with(BOM) {
-            continue;
+/// `values` packed little-endian, `bits` bits each, then 3 zero bytes so that a reader can load
+/// any entry with one unaligned four-byte load.
+fn pack_bits(values: &[u32], bits: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * bits as usize / 8 + 4);
+    let (mut acc, mut held) = (0u64, 0u32);
+    for &value in values {
+        assert!(value < 1 << bits);
+        acc |= u64::from(value) << held;
+        held += bits;
+        while held >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            held -= 8;
         }
-        let h = hash::piece_hash(token);
-        let mut index = (h >> (64 - SLOT_BITS)) as usize;
-        let fingerprint = ((h >> 8) as u32) & ((1 << (32 - RANK_BITS)) - 1);
-        let mut probe = 0;
-        while slots[index] != EMPTY_SLOT {
-            index = (index + 1) & mask;
-            probe += 1;
-        }
-        longest_probe = longest_probe.max(probe);
-        slots[index] = (fingerprint << RANK_BITS) | rank as u32;
-        assert_ne!(slots[index], EMPTY_SLOT);
     }
-    assert!(
-        longest_probe < 64,
-        "rank table probes too long: {longest_probe}"
-    );
-    slots
+    out.push(acc as u8);
+    out.extend_from_slice(&[0; 3]);
+    out
+}
+
+/// A minimal perfect hash (hash and displace, as PTHash): a key's hash picks a bucket, the bucket's
+/// pilot picks the key's slot (`hash::bucket_of`, `hash::slot_of`). Buckets are placed largest
+/// first, each with the smallest pilot that sends its keys to free, distinct slots.
+struct PerfectHash {
+    pilots: Vec<u8>,
+    /// `fingerprint << RANK_BITS | rank` of the token in each slot, `EMPTY_ENTRY` (fingerprint 0)
+    /// for a spare slot.
+    entries: Vec<u32>,
+}
+
+impl PerfectHash {
+    /// Over the tokens of 3 or more bytes, except those starting EF BB BF (see the module doc).
+    fn of(tokens: &[Vec<u8>]) -> Self {
+        let keys: Vec<(u64, u32)> = tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.len() >= 3 && !t.starts_with(BOM))
+            .map(|(rank, t)| (hash::piece_hash(t), rank as u32))
+            .collect();
+        let mut distinct: Vec<u64> = keys.iter().map(|k| k.0).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), keys.len(), "token hashes collide");
+        let slots = (keys.len() as f64 * SLOTS_PER_KEY).ceil() as usize;
+        let buckets = (keys.len() as f64 / KEYS_PER_BUCKET).ceil() as usize;
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
+        for (key, &(h, _)) in keys.iter().enumerate() {
+            members[hash::bucket_of(h, buckets)].push(key);
+        }
+        let mut order: Vec<usize> = (0..buckets).filter(|&b| !members[b].is_empty()).collect();
+        order.sort_by_key(|&b| (std::cmp::Reverse(members[b].len()), b));
+        let mut entries = vec![EMPTY_ENTRY; slots];
+        let mut pilots = vec![0u8; buckets];
+        let mut placed = Vec::new();
+        for bucket in order {
+            let pilot = (0..=u8::MAX)
+                .find(|&pilot| {
+                    placed.clear();
+                    members[bucket].iter().all(|&key| {
+                        let slot = hash::slot_of(keys[key].0, pilot, slots);
+                        let free = entries[slot] == EMPTY_ENTRY && !placed.contains(&slot);
+                        placed.push(slot);
+                        free
+                    })
+                })
+                .expect("a pilot under 256 places every bucket");
+            pilots[bucket] = pilot;
+            for (&key, &slot) in members[bucket].iter().zip(&placed) {
+                let (hash, rank) = keys[key];
+                entries[slot] = hash::fingerprint(hash, FINGERPRINT_BITS) << RANK_BITS | rank;
+            }
+        }
+        PerfectHash { pilots, entries }
+    }
 }
 
 /// Direct table of the two-byte tokens (the first lookup of every merge is a byte pair):

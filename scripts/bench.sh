@@ -15,8 +15,7 @@ echo "== tokenizer (native, Node)"
 bash scripts/bench-tokenizer.sh
 echo "== workerd"
 bash scripts/build.sh >target/worker-build.log 2>&1
-ls -l build/index_bg.wasm | awk '{print "wasm bytes: " $5}'
-echo "wasm gzip bytes: $(gzip -9 -c build/index_bg.wasm | wc -c)"
+bash scripts/bundle-size.sh --sections || true
 node bench/workerd.mjs target/tokenizer-bench/mixed.txt
 node bench/composition-workerd.mjs
 echo "== engines (release, ignored timing tests)"

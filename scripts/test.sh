@@ -15,6 +15,8 @@ echo "== cargo test (native)"
 cargo test --quiet 2>&1 | tee target/cargo-test.log
 echo "== wasm release build"
 bash scripts/build.sh >target/worker-build.log 2>&1 || { tail -50 target/worker-build.log; exit 1; }
+echo "== bundle size (gzip -9 of the wasm against its limit)"
+bash scripts/bundle-size.sh
 ls -l build/worker/*.wasm 2>/dev/null || true
 echo "== end-to-end (wrangler dev, local D1 + Durable Objects)"
 mapfile -t e2e < <(ls tests/e2e/*.test.mjs tests/x402/*.test.mjs)

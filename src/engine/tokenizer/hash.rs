@@ -1,11 +1,15 @@
-//! The byte-string hash shared by build.rs (which lays out the rank table) and the runtime lookup
-//! (which probes it). Both sides must compute the same value for the same bytes, so this file is
-//! compiled into both (`#[path]` from build.rs) and depends on nothing.
+//! The byte-string hash and the perfect hash's bucket, slot and fingerprint functions, shared by
+//! build.rs (which lays out the rank table) and the runtime lookup (which reads it). Both sides
+//! must compute the same values for the same bytes, so this file is compiled into both (`#[path]`
+//! from build.rs) and depends on nothing.
 
 /// Multiplier of the hash (2^64 / golden ratio, odd).
 const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// A 64-bit hash of `bytes`; its top bits pick the slot, bits 8..23 the fingerprint.
+/// Multiplier of a pilot before it is mixed into a key's hash (odd, unrelated to `MIX`).
+const PILOT_MIX: u64 = 0xC2B2_AE3D_27D4_EB4F;
+
+/// A 64-bit hash of `bytes`; its top 32 bits pick the perfect hash's bucket, all 64 its slot.
 #[inline]
 pub fn piece_hash(bytes: &[u8]) -> u64 {
     let mut state = (bytes.len() as u64).wrapping_mul(MIX);
@@ -32,4 +36,27 @@ pub fn piece_hash(bytes: &[u8]) -> u64 {
     }
     state ^= state >> 31;
     state.wrapping_mul(MIX)
+}
+
+/// The bucket (`< buckets`) of a key whose [`piece_hash`] is `hash`.
+#[inline(always)]
+pub fn bucket_of(hash: u64, buckets: usize) -> usize {
+    (((hash >> 32) * buckets as u64) >> 32) as usize
+}
+
+/// The slot (`< slots`) of a key whose [`piece_hash`] is `hash` when its bucket's pilot is `pilot`.
+/// Keys of one bucket share their top 32 bits, so the mix spreads all 64.
+#[inline(always)]
+pub fn slot_of(hash: u64, pilot: u8, slots: usize) -> usize {
+    let mut mixed = hash ^ (u64::from(pilot) + 1).wrapping_mul(PILOT_MIX);
+    mixed ^= mixed >> 32;
+    mixed = mixed.wrapping_mul(MIX);
+    (((mixed >> 32) * slots as u64) >> 32) as usize
+}
+
+/// The `bits`-bit fingerprint of a key whose [`piece_hash`] is `hash` (bits the bucket and slot
+/// depend on least).
+#[inline(always)]
+pub fn fingerprint(hash: u64, bits: u32) -> u32 {
+    (hash as u32 >> 8) & ((1 << bits) - 1)
 }

@@ -1,20 +1,19 @@
 //! Read-only views of the tables build.rs precomputed (see build.rs for their layout and pins):
-//! cl100k_base token bytes by rank, the bytes → rank hash table, and V8's code-point classes.
+//! cl100k_base token bytes by rank, the bytes → rank perfect hash, and V8's code-point classes.
 //! Nothing here allocates or parses; every lookup reads static bytes.
 
-use super::hash::piece_hash;
+use super::hash::{bucket_of, fingerprint, piece_hash, slot_of};
 
 mod generated {
-    include!(concat!(env!("OUT_DIR"), "/cl100k_tables.rs"));
+    include!(concat!(env!("OUT_DIR"), "/cl100k_hashed_tables.rs"));
 }
 
 use generated::{
-    BYTE_RANKS, CLASS_BLOCKS, CLASS_TABLE, EMPTY_SLOT, RANK_BITS, RANK_SLOTS, SLOT_BITS,
-    TOKEN_BYTES, TOKEN_OFFSETS, TWO_BYTE_RANKS,
+    BUCKETS, BYTE_RANKS, CLASS_BLOCKS, CLASS_TABLE, EMPTY_ENTRY, EMPTY_SLOT, ENTRY_BITS, PILOTS,
+    RANK_BITS, RANK_ENTRIES, SLOTS, SPAN_BLOCK, TOKEN_BYTES, TOKEN_SPANS, TWO_BYTE_RANKS,
 };
 pub use generated::{CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER, CLASS_SPACE};
 
-const SLOT_MASK: usize = (1 << SLOT_BITS) - 1;
 const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 
 #[inline(always)]
@@ -49,9 +48,35 @@ pub fn longest_token_within(set: &[u64; 4]) -> usize {
 /// The bytes of token `rank` (`rank < token_count()`).
 #[inline]
 pub fn token_bytes(rank: u32) -> &'static [u8] {
-    let start = u32_at(TOKEN_OFFSETS, rank as usize) as usize;
-    let end = u32_at(TOKEN_OFFSETS, rank as usize + 1) as usize;
-    &TOKEN_BYTES[start..end]
+    let (start, len) = token_span(rank);
+    &TOKEN_BYTES[start..start + len]
+}
+
+/// Offset in `TOKEN_BYTES` and length of token `rank`, from the 16 bytes of its block (a u32 base,
+/// then 12 lengths): the base plus the lengths before it, summed as bytes of two words (SWAR).
+#[inline(always)]
+fn token_span(rank: u32) -> (usize, usize) {
+    const _: () = assert!(SPAN_BLOCK == 12);
+    let (block, within) = (rank as usize / SPAN_BLOCK, rank as usize % SPAN_BLOCK);
+    let at = block * 16;
+    let span = &TOKEN_SPANS[at..at + 16];
+    let base = u32::from_le_bytes(span[..4].try_into().expect("four bytes"));
+    let low = u64::from_le_bytes(span[4..12].try_into().expect("eight bytes"));
+    let high = u64::from(u32::from_le_bytes(
+        span[12..].try_into().expect("four bytes"),
+    ));
+    // The first `within` lengths (at most 11): all of `low` from 8 on, then some of `high`.
+    let low = if within >= 8 {
+        low
+    } else {
+        low & ((1 << (within * 8)) - 1)
+    };
+    let high = high & ((1 << (within.saturating_sub(8) * 8)) - 1);
+    // Bytes to 16-bit lanes (each at most 2 × 128 + 2 × 128), then the lanes' sum in the top lane.
+    const BYTES: u64 = 0x00FF_00FF_00FF_00FF;
+    let lanes = (low & BYTES) + (low >> 8 & BYTES) + (high & BYTES) + (high >> 8 & BYTES);
+    let before = (lanes.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize;
+    (base as usize + before, span[4 + within] as usize)
 }
 
 /// The rank of the one-byte token `byte` (every byte is a token).
@@ -79,22 +104,32 @@ pub fn rank_of(bytes: &[u8]) -> Option<u32> {
         }
         _ => {}
     }
-    let h = piece_hash(bytes);
-    let mut index = (h >> (64 - SLOT_BITS)) as usize;
-    let fingerprint = ((h >> 8) as u32) & ((1 << (32 - RANK_BITS)) - 1);
-    loop {
-        let slot = u32_at(RANK_SLOTS, index);
-        if slot == EMPTY_SLOT {
-            return None;
-        }
-        if slot >> RANK_BITS == fingerprint {
-            let rank = slot & RANK_MASK;
-            if same_bytes(token_bytes(rank), bytes) {
-                return Some(rank);
-            }
-        }
-        index = (index + 1) & SLOT_MASK;
+    let hash = piece_hash(bytes);
+    let pilot = PILOTS[bucket_of(hash, BUCKETS)];
+    let entry = rank_entry(slot_of(hash, pilot, SLOTS));
+    let rank = entry & RANK_MASK;
+    // A spare slot, or another token's (the bytes are not a token, or the BOM-prefixed tokens):
+    // the fingerprint rules out most of those before the token's span and bytes are read.
+    if entry >> RANK_BITS != fingerprint(hash, ENTRY_BITS - RANK_BITS) || rank == EMPTY_ENTRY {
+        return None;
     }
+    let (start, len) = token_span(rank);
+    (len == bytes.len() && same_bytes(&TOKEN_BYTES[start..start + len], bytes)).then_some(rank)
+}
+
+/// The entry of slot `slot` of the perfect hash, `fingerprint << RANK_BITS | rank` (`ENTRY_BITS`
+/// bits at bit `slot * ENTRY_BITS`; the table is padded so the four-byte load never runs off its
+/// end).
+#[inline(always)]
+fn rank_entry(slot: usize) -> u32 {
+    const _: () = assert!(ENTRY_BITS <= 25);
+    let bit = slot * ENTRY_BITS as usize;
+    (u32_at_byte(RANK_ENTRIES, bit / 8) >> (bit % 8)) & ((1 << ENTRY_BITS) - 1)
+}
+
+#[inline(always)]
+fn u32_at_byte(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
 /// `a == b` for the short slices tokens are, with a few word compares instead of a `memcmp` call
@@ -151,6 +186,49 @@ mod tests {
             assert_eq!(token_bytes(byte_rank(byte)), [byte]);
         }
         assert_eq!(token_count(), 100_256);
+    }
+
+    #[test]
+    fn bytes_that_are_no_token_are_not_found() {
+        // The perfect hash sends every byte string to some slot: only the fingerprint and the
+        // byte check keep a non-token from being read as that slot's token. Probe with strings
+        // near tokens (two tokens joined, a token with one byte changed or one byte more or
+        // less) and random bytes, against the set of all token bytes.
+        let tokens: std::collections::HashMap<&[u8], u32> = (0..token_count() as u32)
+            .filter(|&rank| !token_bytes(rank).starts_with(&[0xEF, 0xBB, 0xBF]))
+            .map(|rank| (token_bytes(rank), rank))
+            .collect();
+        assert_eq!(tokens.len(), token_count() - 8, "token bytes are distinct");
+        let mut rng = crate::test_rng::Lcg(0x5EED_0031);
+        let (mut probes, mut found) = (0, 0);
+        for _ in 0..200_000 {
+            let a = token_bytes(rng.below(token_count()) as u32);
+            let b = token_bytes(rng.below(token_count()) as u32);
+            let mut probe: Vec<u8> = match rng.below(5) {
+                0 => [a, b].concat(),
+                1 => a[..a.len() - 1].to_vec(),
+                2 => [a, &b[..1]].concat(),
+                3 => (0..3 + rng.below(12))
+                    .map(|_| rng.below(256) as u8)
+                    .collect(),
+                _ => a.to_vec(),
+            };
+            if probe.is_empty() {
+                continue;
+            }
+            if rng.below(5) == 4 {
+                let at = rng.below(probe.len());
+                probe[at] ^= 1 << rng.below(8);
+            }
+            let expected = tokens.get(probe.as_slice()).copied();
+            assert_eq!(rank_of(&probe), expected, "{probe:?}");
+            probes += 1;
+            found += usize::from(expected.is_some());
+        }
+        assert!(
+            found > probes / 10 && found < probes / 2,
+            "{found} of {probes}"
+        );
     }
 
     #[test]
