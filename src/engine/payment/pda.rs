@@ -7,6 +7,8 @@ use sha2::{Digest, Sha256};
 
 /// SPL Token program.
 pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+/// SPL Token-2022 program (the x402 `exact` scheme accepts a TransferChecked under either).
+pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 /// SPL Associated Token Account program.
 pub const ASSOCIATED_TOKEN_PROGRAM: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 
@@ -45,9 +47,18 @@ fn address(base58: &str) -> [u8; 32] {
 
 /// The associated token account of `owner` for `mint` under the classic SPL Token program.
 pub fn associated_token_address(owner: &[u8; 32], mint: &[u8; 32]) -> Option<[u8; 32]> {
-    let token_program = address(TOKEN_PROGRAM);
+    associated_token_address_under(owner, mint, &address(TOKEN_PROGRAM))
+}
+
+/// The associated token account of `owner` for `mint` under `token_program` (SPL Token or
+/// Token-2022: the program is one of the seeds, so the two accounts differ).
+pub fn associated_token_address_under(
+    owner: &[u8; 32],
+    mint: &[u8; 32],
+    token_program: &[u8; 32],
+) -> Option<[u8; 32]> {
     find_program_address(
-        &[owner, &token_program, mint],
+        &[owner, token_program, mint],
         &address(ASSOCIATED_TOKEN_PROGRAM),
     )
     .map(|(found, _)| found)
