@@ -110,6 +110,45 @@ mod tests {
         }
     }
 
+    /// (owner, mint, Token-2022 ATA, bump) from @solana-program/token-2022 0.6.1's
+    /// findAssociatedTokenPda with tokenProgram = TOKEN_2022_PROGRAM_ADDRESS.
+    const KIT_TOKEN_2022_VECTORS: &[(&str, &str, &str, u8)] = &[
+        (
+            "11111111111111111111111111111111",
+            "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+            "wePRsfWaC494MjmJ7hLA5f88uf32a9e5j4P1DDSj5u4",
+            255,
+        ),
+        (
+            "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+            "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+            "GdjpegrtGwU3pgtzPivYVViSA8rmGL248qBVKzsrU3DD",
+            254,
+        ),
+    ];
+
+    #[test]
+    fn matches_kit_token_2022_associated_token_addresses() {
+        let token_2022 = address(TOKEN_2022_PROGRAM);
+        for &(owner, mint, ata, bump) in KIT_TOKEN_2022_VECTORS {
+            let (found, found_bump) = find_program_address(
+                &[&address(owner), &token_2022, &address(mint)],
+                &address(ASSOCIATED_TOKEN_PROGRAM),
+            )
+            .unwrap();
+            assert_eq!(base58::encode(&found), ata);
+            assert_eq!(found_bump, bump);
+            assert_eq!(
+                associated_token_address_under(&address(owner), &address(mint), &token_2022),
+                Some(found)
+            );
+            assert_ne!(
+                associated_token_address(&address(owner), &address(mint)),
+                Some(found)
+            );
+        }
+    }
+
     #[test]
     fn wallet_keys_are_on_curve_and_atas_are_not() {
         let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
