@@ -1,7 +1,10 @@
 //! Transactions produced by the official x402 client (@x402/fetch + @x402/svm 2.27.0) on the local
-//! VM, captured by tests/x402/gen-fixtures.mjs with their expected outcome derived there
-//! independently (message hash by Node's crypto over @solana/kit's decoded message bytes, payer =
-//! the signer's address). Every case runs through the engine's header decoding and local checks.
+//! VM, and crafted ones with @solana/kit in real wallets' layouts (Phantom's one Lighthouse
+//! assertion, Solflare's two, Token-2022) and in layouts the scheme refuses, captured by
+//! tests/x402/gen-fixtures.mjs with their expected outcome derived there independently (message hash
+//! by Node's crypto over @solana/kit's decoded message bytes, payer = the signer's address, the
+//! layout verdict from the scheme's rule written in JavaScript). Every case runs through the
+//! engine's header decoding and local checks.
 
 use context_meter::engine::payment::{check_payment, decode_payment_header, PaymentConfig};
 use context_meter::engine::ClosedError;
@@ -40,7 +43,28 @@ fn official_client_payments_check_as_expected() {
     };
     config.validate().expect("fixture config valid");
     let cases = all["cases"].as_array().unwrap();
-    assert!(cases.len() >= 9);
+    assert!(cases.len() >= 27);
+    // The wallet layouts the scheme allows must be expected to pass, and the refused ones to fail,
+    // whatever the generator derived.
+    for case in cases {
+        let name = text(case, "name");
+        let expected_ok = case["expect"]["ok"] == Value::Bool(true);
+        if name.starts_with("wallet layout:") {
+            assert!(expected_ok, "{name}: a wallet layout the scheme allows");
+        }
+        if name.starts_with("layout refused:") {
+            assert!(!expected_ok, "{name}: a layout the scheme refuses");
+        }
+    }
+    for wallet in ["Phantom", "Solflare", "Token-2022"] {
+        assert!(
+            cases
+                .iter()
+                .any(|c| text(c, "name").starts_with("wallet layout:")
+                    && text(c, "name").contains(wallet)),
+            "no {wallet} case"
+        );
+    }
     let (mut passed, mut refused) = (0, 0);
     for case in cases {
         let name = text(case, "name");
@@ -72,7 +96,10 @@ fn official_client_payments_check_as_expected() {
             refused += 1;
         }
     }
-    assert!(passed >= 3 && refused >= 6);
+    assert!(
+        passed >= 9 && refused >= 15,
+        "{passed} passed, {refused} refused"
+    );
 }
 
 /// Driven by tests/x402/engine-facilitator.test.mjs (ignored otherwise): checks a fresh

@@ -190,6 +190,47 @@ for (const [name, change, status] of [
   });
 }
 
+// Real wallets add Lighthouse assertions to the client's transaction (Phantom one, Solflare two);
+// the scheme allows them and so does the worker. The VM runs a stand-in at Lighthouse's address.
+async function craftedFor(route, key, change) {
+  const res = await post(route, { key });
+  assert.equal(res.status, 402, "unpaid call must be challenged");
+  const required = decode(res.headers.get("PAYMENT-REQUIRED"));
+  return craftPaymentHeader({ rpcUrl: svmUrl, required, idempotencyKey: key, change });
+}
+
+for (const [name, tail] of [
+  ["Phantom-shaped payment (Lighthouse, memo)", ["lighthouse", "memo"]],
+  ["Solflare-shaped payment (Lighthouse, Lighthouse, memo)", ["lighthouse", "lighthouse", "memo"]],
+]) {
+  test(`${name} → 200; exactly the price moves`, { skip }, async () => {
+    const key = newKey();
+    const header = await craftedFor(A, key, { tail });
+    const before = await merchantBalance();
+    const res = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } });
+    assert.equal(res.status, 200, name);
+    assert.equal(decode(res.headers.get("PAYMENT-RESPONSE")).success, true, name);
+    assert.equal(await merchantBalance(), before + A.price, name);
+    delivered += 1n;
+  });
+}
+
+for (const [name, change, code] of [
+  ["two memos", { tail: ["memo", "memo"] }, "payment_memo_count"],
+  ["Lighthouse before the transfer", { lighthouseBeforeTransfer: true }, "payment_instruction_layout"],
+  ["seven instructions", { tail: ["lighthouse", "lighthouse", "lighthouse", "memo"] }, "payment_instruction_layout"],
+  ["memo, Lighthouse, Lighthouse (the sixth must be the memo)", { tail: ["memo", "lighthouse", "lighthouse"] }, "payment_instruction_layout"],
+]) {
+  test(`layout refused free: ${name}`, { skip }, async () => {
+    const key = newKey();
+    const header = await craftedFor(A, key, change);
+    const before = await merchantBalance();
+    const body = await assertRefusedUnconsumed(await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } }), 402, name);
+    assert.equal(body.code, code, name);
+    await assertNothingMoved(before, name);
+  });
+}
+
 for (const [name, field, value] of [
   ["wrong mint", "asset", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"],
   ["wrong payee", "payTo", "8SFqwqnq4whPhs8icwHA2hQg3hUoN1qrCLK1SBx3WKwe"],

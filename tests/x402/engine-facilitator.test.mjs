@@ -1,7 +1,8 @@
 // The Rust engine's facilitator request, sent to the real facilitator: a fresh official-client
 // payment is checked by the engine (cargo test payment_fixtures live_round_trip), the body the
 // worker would POST is verified and settled by @x402/core + @x402/svm on the VM, and the settle
-// answer is read back by the engine. Needs cargo. Run: node --test tests/x402/engine-facilitator.test.mjs
+// answer is read back by the engine; the same for wallet layouts with Lighthouse instructions (the
+// VM runs a stand-in at Lighthouse's address, see svm/server.mjs). Needs cargo. Run: node --test tests/x402/engine-facilitator.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -13,6 +14,7 @@ import { createHash } from "node:crypto";
 import { getTransactionDecoder, getBase64Encoder } from "@solana/kit";
 import { startStack, tokenBalance, paymentRequired, toBase64Json } from "./stack.mjs";
 import { createPaymentHeader } from "./client.mjs";
+import { craftPaymentHeader } from "./craft.mjs";
 import { NETWORK, USDC_MINT } from "./wallets.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -29,15 +31,10 @@ function cargoLive(env) {
   assert.equal(run.status, 0, run.stdout + run.stderr);
 }
 
-test("what the engine sends verifies and settles at the official facilitator", async () => {
+async function engineRoundTrip(header, { route, key, price }) {
   const dir = mkdtempSync(join(tmpdir(), "cm-pay-"));
   const { wallets } = stack.svm;
-  const route = "token-efficiency/budget";
-  const key = "live-round-trip-key-01";
-  const price = 20000;
-  const required = paymentRequired({ route, key, price, payTo: wallets.merchant, feePayer: stack.facilitator.feePayer, url: "http://127.0.0.1/x" });
-  const { header } = await createPaymentHeader(toBase64Json(required), { rpcUrl: stack.svm.url, idempotencyKey: key });
-  const config = { network: NETWORK, asset: USDC_MINT, pay_to: wallets.merchant, fee_payer: stack.facilitator.feePayer, max_timeout_seconds: 60, cu_price_cap_microlamports: 1000 };
+  const config = { network: NETWORK, asset: USDC_MINT, pay_to: wallets.merchant, fee_payer: stack.facilitator.feePayer, max_timeout_seconds: 60, cu_price_cap_microlamports: 5_000_000 };
   writeFileSync(join(dir, "in.json"), JSON.stringify({ config, route, idempotency_key: key, price_units: price, header }));
   cargoLive({ PAYMENT_LIVE_IN: join(dir, "in.json"), PAYMENT_LIVE_OUT: join(dir, "out.json") });
   const { body, claim_key } = JSON.parse(readFileSync(join(dir, "out.json"), "utf8"));
@@ -55,4 +52,21 @@ test("what the engine sends verifies and settles at the official facilitator", a
   assert.equal(await tokenBalance(stack.svm.url, wallets.merchant), before + BigInt(price));
   writeFileSync(join(dir, "settle.json"), JSON.stringify(settled));
   cargoLive({ PAYMENT_LIVE_SETTLE_ANSWER: join(dir, "settle.json") });
+}
+
+const requiredFor = ({ route, key, price }) =>
+  paymentRequired({ route, key, price, payTo: stack.svm.wallets.merchant, feePayer: stack.facilitator.feePayer, url: "http://127.0.0.1/x" });
+
+test("what the engine sends verifies and settles at the official facilitator", async () => {
+  const call = { route: "token-efficiency/budget", key: "live-round-trip-key-01", price: 20000 };
+  const { header } = await createPaymentHeader(toBase64Json(requiredFor(call)), { rpcUrl: stack.svm.url, idempotencyKey: call.key });
+  await engineRoundTrip(header, call);
+});
+
+test("Phantom- and Solflare-shaped payments: the engine passes them, the facilitator settles them", async () => {
+  for (const [n, tail] of [["02", ["lighthouse", "memo"]], ["03", ["lighthouse", "lighthouse", "memo"]]]) {
+    const call = { route: "token-efficiency/budget", key: `live-round-trip-key-${n}`, price: 20000 };
+    const header = await craftPaymentHeader({ rpcUrl: stack.svm.url, required: requiredFor(call), idempotencyKey: call.key, change: { tail } });
+    await engineRoundTrip(header, call);
+  }
 });

@@ -5,16 +5,17 @@
 // for the honest requirements, so only the transaction itself gives them away.
 // Run: node tests/x402/gen-fixtures.mjs > tests/x402/fixtures/payments.json
 import { createHash } from "node:crypto";
-import { getTransactionDecoder, getBase64Encoder } from "@solana/kit";
+import { getTransactionDecoder, getBase64Encoder, getCompiledTransactionMessageDecoder } from "@solana/kit";
 import { startSvm, paymentRequired, toBase64Json } from "./stack.mjs";
 import { createPaymentHeader } from "./client.mjs";
-import { craftPaymentHeader } from "./craft.mjs";
+import { craftPaymentHeader, LIGHTHOUSE_PROGRAM, MEMO_PROGRAM, TOKEN_2022_PROGRAM } from "./craft.mjs";
 import { NETWORK, USDC_MINT } from "./wallets.mjs";
 
 const svm = await startSvm();
 const { wallets } = svm;
 const URL_BASE = "http://127.0.0.1:8787";
-const CU_PRICE_CAP = 1000;
+// The scheme's bound (5 lamports per compute unit), as wrangler.toml configures it.
+const CU_PRICE_CAP = 5_000_000;
 
 const honest = (route, key, price) =>
   paymentRequired({ route, key, price, payTo: wallets.merchant, feePayer: wallets.feePayer, url: `${URL_BASE}/${route}` });
@@ -23,6 +24,35 @@ function messageHash(header) {
   const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
   const tx = getTransactionDecoder().decode(getBase64Encoder().encode(payload.payload.transaction));
   return createHash("sha256").update(tx.messageBytes).digest("hex");
+}
+
+/**
+ * The x402 `exact` SVM layout rule, written here from the scheme text (not from the worker's code),
+ * applied to a header's transaction: null when the layout is allowed, else the worker's closed code.
+ * "3 to 6 instructions in this order: limit, price, SPL Token or Token-2022 TransferChecked,
+ * (optional) Lighthouse or Memo, (optional) Lighthouse or Memo, (optional) Memo"; with extra.memo,
+ * "exactly one Memo instruction exists and its data matches extra.memo".
+ */
+function schemeLayoutVerdict(header) {
+  const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
+  const tx = getTransactionDecoder().decode(getBase64Encoder().encode(payload.payload.transaction));
+  const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  const programs = message.instructions.map((ix) => message.staticAccounts[ix.programAddressIndex]);
+  const allowedAt = [
+    ["ComputeBudget111111111111111111111111111111"],
+    ["ComputeBudget111111111111111111111111111111"],
+    ["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", TOKEN_2022_PROGRAM],
+    [LIGHTHOUSE_PROGRAM, MEMO_PROGRAM],
+    [LIGHTHOUSE_PROGRAM, MEMO_PROGRAM],
+    [MEMO_PROGRAM],
+  ];
+  if (programs.length < 3 || programs.length > 6) return "payment_instruction_layout";
+  if (!programs.every((p, i) => allowedAt[i].includes(p))) return "payment_instruction_layout";
+  const memos = message.instructions.filter((ix) => message.staticAccounts[ix.programAddressIndex] === MEMO_PROGRAM);
+  if (memos.length !== 1) return "payment_memo_count";
+  const text = Buffer.from(memos[0].data ?? []).toString("utf8");
+  if (text !== payload.accepted.extra.memo || (memos[0].accountIndices ?? []).length) return "payment_invalid_memo";
+  return null;
 }
 
 function swapAccepted(header, accepted) {
@@ -82,17 +112,37 @@ await capture("signed for another key, accepted swapped", {
   });
 }
 
+// Crafted transactions. `error` is the expected refusal; "layout" takes it from schemeLayoutVerdict
+// above (null there: the payment passes).
+const LAYOUT = "layout";
 for (const [i, name, change, error] of [
-  [10, "crafted: extra memo instruction", { extraInstruction: true }, "payment_instruction_layout"],
+  [10, "crafted: extra instruction of a program the scheme does not name", { extraInstruction: true }, LAYOUT],
   [11, "crafted: fee payer as transfer authority", { authorityIsFeePayer: true }, "payment_fee_payer_in_instruction"],
-  [12, "crafted: compute-unit price above the cap", { cuPrice: 1001 }, "payment_compute_price_too_high"],
+  [12, "crafted: compute-unit price above the cap", { cuPrice: CU_PRICE_CAP + 1 }, "payment_compute_price_too_high"],
   [13, "crafted: honest (same builder, nothing changed)", {}, null],
+  // Real wallets' layouts (the wallet adds Lighthouse assertions to what the client built).
+  [14, "wallet layout: Phantom (Lighthouse, memo)", { tail: ["lighthouse", "memo"] }, LAYOUT],
+  [15, "wallet layout: Solflare (Lighthouse, Lighthouse, memo)", { tail: ["lighthouse", "lighthouse", "memo"] }, LAYOUT],
+  [16, "wallet layout: memo, then Lighthouse", { tail: ["memo", "lighthouse"] }, LAYOUT],
+  [17, "wallet layout: Token-2022 TransferChecked", { token2022: true }, LAYOUT],
+  [18, "wallet layout: Phantom under Token-2022", { token2022: true, tail: ["lighthouse", "memo"] }, LAYOUT],
+  // Layouts the scheme does not allow.
+  [19, "layout refused: Lighthouse before the transfer", { lighthouseBeforeTransfer: true }, LAYOUT],
+  [20, "layout refused: Lighthouse sixth", { tail: ["lighthouse", "memo", "lighthouse"] }, LAYOUT],
+  [21, "layout refused: memo first of three", { tail: ["memo", "lighthouse", "lighthouse"] }, LAYOUT],
+  [22, "layout refused: 7 instructions", { tail: ["lighthouse", "lighthouse", "lighthouse", "memo"] }, LAYOUT],
+  [23, "layout refused: two memos", { tail: ["memo", "memo"] }, LAYOUT],
+  [24, "layout refused: Lighthouse then two memos", { tail: ["lighthouse", "memo", { memo: "cm:another" }] }, LAYOUT],
+  [25, "layout refused: no memo", { tail: ["lighthouse"] }, LAYOUT],
+  [26, "layout refused: a memo not ours after Lighthouse", { tail: ["lighthouse", { memo: "cm:00000000000000000000000000000000" }] }, LAYOUT],
+  [27, "layout refused: Lighthouse, memo, then an unknown program", { tail: ["lighthouse", "memo"], extraInstruction: true }, LAYOUT],
 ]) {
   const key = `fixture-key-0000000${i}`;
   const required = honest(A, key, 20000);
   const header = await craftPaymentHeader({ rpcUrl: svm.url, required, idempotencyKey: key, change });
-  const expect = error
-    ? { error }
+  const refusal = error === LAYOUT ? schemeLayoutVerdict(header) : error;
+  const expect = refusal
+    ? { error: refusal }
     : { ok: true, claim_key: messageHash(header), payer: wallets.client, amount_units: 20000, fee_lamports: 10001, house: false };
   cases.push({ name, route: A, idempotency_key: key, price_units: 20000, header, expect });
 }

@@ -124,3 +124,38 @@ test("craft.mjs builds payments the official facilitator accepts (so attack vari
   assert.equal(verdict.isValid, false);
   assert.equal(verdict.invalidReason, "invalid_exact_svm_payload_amount_mismatch");
 });
+
+test("the official facilitator verifies and settles real wallets' layouts (Phantom, Solflare) on the VM", async () => {
+  const { craftPaymentHeader } = await import("./craft.mjs");
+  for (const [i, tail] of [["5", ["lighthouse", "memo"]], ["6", ["lighthouse", "lighthouse", "memo"]], ["7", ["memo", "lighthouse"]]]) {
+    const key = `stack-test-key-000${i}`;
+    const required = requiredFor(key);
+    const header = await craftPaymentHeader({ rpcUrl: stack.svm.url, required, idempotencyKey: key, change: { tail } });
+    const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
+    const before = await tokenBalance(stack.svm.url, wallets.merchant);
+    const verified = await facilitatorCall("/verify", payload, required.accepts[0]);
+    assert.equal(verified.isValid, true, `${tail}: ${verified.invalidReason} ${verified.invalidMessage ?? ""}`);
+    const settled = await facilitatorCall("/settle", payload, required.accepts[0]);
+    assert.equal(settled.success, true, `${tail}: ${settled.errorReason}`);
+    assert.equal(await tokenBalance(stack.svm.url, wallets.merchant), before + BigInt(PRICE), `${tail}`);
+  }
+});
+
+test("@x402/svm 2.27.0 also verifies layouts the scheme text refuses (the worker refuses them before it)", async () => {
+  // The facilitator only checks that each instruction after the transfer is Lighthouse or Memo, up
+  // to seven instructions; the scheme lists at most six, the sixth a Memo. Verified, never settled.
+  const { craftPaymentHeader } = await import("./craft.mjs");
+  for (const [i, tail] of [["8", ["memo", "lighthouse", "lighthouse"]], ["9", ["lighthouse", "lighthouse", "lighthouse", "memo"]]]) {
+    const key = `stack-test-key-000${i}`;
+    const required = requiredFor(key);
+    const header = await craftPaymentHeader({ rpcUrl: stack.svm.url, required, idempotencyKey: key, change: { tail } });
+    const payload = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
+    assert.equal((await facilitatorCall("/verify", payload, required.accepts[0])).isValid, true, `${tail}`);
+  }
+  const key = "stack-test-key-0010";
+  const required = requiredFor(key);
+  const twoMemos = await craftPaymentHeader({ rpcUrl: stack.svm.url, required, idempotencyKey: key, change: { tail: ["memo", "memo"] } });
+  const verdict = await facilitatorCall("/verify", JSON.parse(Buffer.from(twoMemos, "base64").toString("utf8")), required.accepts[0]);
+  assert.equal(verdict.isValid, false);
+  assert.equal(verdict.invalidReason, "invalid_exact_svm_payload_memo_count");
+});

@@ -8,15 +8,18 @@
 //!   and those three, so the `accepted` object a client echoes can be compared for exact equality.
 //! - `extra.memo` = "cm:" + first 32 hex digits of SHA-256(route id "\n" Idempotency-Key): a payment
 //!   signed for one route or one call never passes the checks of another.
-//! - A payment passes only as exactly [SetComputeUnitLimit, SetComputeUnitPrice, TransferChecked,
-//!   Memo] (the official client's layout), paying exactly the price of our mint into the associated
-//!   token account of our payee, with the fee payer in no instruction's accounts, a capped compute
-//!   unit price and a valid client signature over the message bytes.
+//! - A payment passes only in a layout the `exact` scheme allows ([`layout`]: SetComputeUnitLimit,
+//!   SetComputeUnitPrice, TransferChecked under SPL Token or Token-2022, then the wallet's Lighthouse
+//!   assertions and exactly one Memo, ours), paying exactly the price of our mint into the
+//!   associated token account of our payee under that token program, with the fee payer in no
+//!   instruction's accounts and not the owner of the source, a compute unit price under both our
+//!   cap and the scheme's bound, and a valid client signature over the message bytes.
 //! - The claim key is SHA-256(message bytes) in hex (the same bytes the facilitator hashes).
 //! - Errors are the closed `PaymentError`; nothing submitted is ever rendered or stored, and the
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
 pub mod guard;
+pub mod layout;
 pub mod pda;
 pub mod transaction;
 
@@ -49,8 +52,10 @@ pub const SOLANA_MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
 pub const SOLANA_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
 pub const SOLANA_TESTNET: &str = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z";
 
-const COMPUTE_BUDGET_PROGRAM: &str = "ComputeBudget111111111111111111111111111111";
-const MEMO_PROGRAM: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+/// The scheme's bound on the compute unit price: "The reference implementation enforces ≤ 5
+/// lamports per compute unit" (a configured cap above it is refused).
+pub const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS: u64 = 5_000_000;
+
 const IX_SET_COMPUTE_UNIT_LIMIT: u8 = 2;
 const IX_SET_COMPUTE_UNIT_PRICE: u8 = 3;
 const IX_TRANSFER_CHECKED: u8 = 12;
@@ -90,6 +95,7 @@ impl PaymentConfig {
             && addresses_valid
             && self.max_timeout_seconds > 0
             && self.fee_payer != self.pay_to
+            && self.cu_price_cap_microlamports <= MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS
         {
             Ok(())
         } else {
@@ -119,6 +125,7 @@ pub enum PaymentError {
     FeePayerMismatch,
     SignersInvalid,
     InstructionLayout,
+    MemoCount,
     ComputeBudgetInvalid,
     ComputeLimitTooHigh,
     ComputePriceTooHigh { cap: u64 },
@@ -155,6 +162,7 @@ impl ClosedError for PaymentError {
             FeePayerMismatch => "payment_fee_payer_mismatch",
             SignersInvalid => "payment_signers_invalid",
             InstructionLayout => "payment_instruction_layout",
+            MemoCount => "payment_memo_count",
             ComputeBudgetInvalid => "payment_compute_budget_invalid",
             ComputeLimitTooHigh => "payment_compute_limit_too_high",
             ComputePriceTooHigh { .. } => "payment_compute_price_too_high",
@@ -201,11 +209,12 @@ impl ClosedError for PaymentError {
             LookupTables => "The payment transaction must not use address lookup tables.",
             FeePayerMismatch => "The payment transaction's fee payer is not the facilitator's fee payer.",
             SignersInvalid => "The payment transaction must have exactly two signers: the fee payer and the transfer authority.",
-            InstructionLayout => "The payment transaction must be exactly: compute unit limit, compute unit price, one TransferChecked, one Memo.",
+            InstructionLayout => "The payment transaction must be 3 to 6 instructions in the x402 exact order: compute unit limit, compute unit price, one TransferChecked (SPL Token or Token-2022), then Lighthouse or Memo instructions, a sixth only a Memo.",
+            MemoCount => "The payment transaction must carry exactly one Memo instruction, the challenge's extra.memo.",
             ComputeBudgetInvalid => "A compute budget instruction of the payment transaction is malformed.",
             ComputeLimitTooHigh => "The payment transaction's compute unit limit is above the accepted ceiling.",
             ComputePriceTooHigh { .. } => "The payment transaction's compute unit price is above the accepted cap.",
-            FeePayerInInstruction => "The facilitator's fee payer must not appear in any instruction's accounts.",
+            FeePayerInInstruction => "The facilitator's fee payer must not appear in any instruction's accounts nor own the transfer's source.",
             InvalidMint => "The transfer is not of the required asset.",
             InvalidDecimals => "The transfer's decimals are not the asset's decimals.",
             InvalidPayee => "The transfer's destination is not the payee's associated token account.",
@@ -456,25 +465,12 @@ pub fn check_payment(
         return Err(PaymentError::SignersInvalid);
     }
 
-    let program_of =
-        |i: usize| base58::encode(&tx.account_keys[usize::from(tx.instructions[i].program_index)]);
-    let expected_programs = [
-        COMPUTE_BUDGET_PROGRAM,
-        COMPUTE_BUDGET_PROGRAM,
-        pda::TOKEN_PROGRAM,
-        MEMO_PROGRAM,
-    ];
-    if tx.instructions.len() != expected_programs.len()
-        || (0..expected_programs.len()).any(|i| program_of(i) != expected_programs[i])
-    {
-        return Err(PaymentError::InstructionLayout);
-    }
-
-    let (limit_ix, price_ix, transfer_ix, memo_ix) = (
-        &tx.instructions[0],
-        &tx.instructions[1],
-        &tx.instructions[2],
-        &tx.instructions[3],
+    let memo = memo_for(route_id, idempotency_key);
+    let layout = layout::payment_instructions(&tx, memo.as_bytes())?;
+    let (limit_ix, price_ix, transfer_ix) = (
+        layout.compute_unit_limit,
+        layout.compute_unit_price,
+        layout.transfer,
     );
     if limit_ix.data.len() != 5
         || limit_ix.data[0] != IX_SET_COMPUTE_UNIT_LIMIT
@@ -490,10 +486,11 @@ pub fn check_payment(
     if compute_unit_limit > MAX_COMPUTE_UNIT_LIMIT {
         return Err(PaymentError::ComputeLimitTooHigh);
     }
-    if compute_unit_price > config.cu_price_cap_microlamports {
-        return Err(PaymentError::ComputePriceTooHigh {
-            cap: config.cu_price_cap_microlamports,
-        });
+    let price_cap = config
+        .cu_price_cap_microlamports
+        .min(MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS);
+    if compute_unit_price > price_cap {
+        return Err(PaymentError::ComputePriceTooHigh { cap: price_cap });
     }
 
     if transfer_ix.data.len() != 10
@@ -503,7 +500,8 @@ pub fn check_payment(
         return Err(PaymentError::InstructionLayout);
     }
     let account = |slot: usize| &tx.account_keys[usize::from(transfer_ix.account_indexes[slot])];
-    let (mint, destination, authority_index) = (
+    let (source, mint, destination, authority_index) = (
+        account(0),
         account(1),
         account(2),
         usize::from(transfer_ix.account_indexes[3]),
@@ -515,11 +513,19 @@ pub fn check_payment(
     if transfer_ix.data[9] != USDC_DECIMALS {
         return Err(PaymentError::InvalidDecimals);
     }
+    let token_program = PaymentConfig::address(layout.token_program.address())?;
     let pay_to = PaymentConfig::address(&config.pay_to)?;
-    let merchant_ata =
-        pda::associated_token_address(&pay_to, &asset).ok_or(PaymentError::ConfigInvalid)?;
+    let merchant_ata = pda::associated_token_address_under(&pay_to, &asset, &token_program)
+        .ok_or(PaymentError::ConfigInvalid)?;
     if *destination != merchant_ata {
         return Err(PaymentError::InvalidPayee);
+    }
+    // "The fee payer MUST NOT be the `source` of the transferred funds": its own token account,
+    // spent by a delegate, is refused like the fee payer itself in the accounts.
+    let fee_payer_ata = pda::associated_token_address_under(&fee_payer, &asset, &token_program)
+        .ok_or(PaymentError::ConfigInvalid)?;
+    if *source == fee_payer_ata {
+        return Err(PaymentError::FeePayerInInstruction);
     }
     let amount_units = read_u64_le(&transfer_ix.data[1..]);
     if amount_units != price_units {
@@ -529,10 +535,6 @@ pub fn check_payment(
     }
     if authority_index != 1 {
         return Err(PaymentError::SignersInvalid);
-    }
-    let memo = memo_for(route_id, idempotency_key);
-    if memo_ix.data != memo.as_bytes() || !memo_ix.account_indexes.is_empty() {
-        return Err(PaymentError::InvalidMemo);
     }
 
     let authority = tx.account_keys[authority_index];

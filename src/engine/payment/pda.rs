@@ -7,6 +7,8 @@ use sha2::{Digest, Sha256};
 
 /// SPL Token program.
 pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+/// SPL Token-2022 program (the x402 `exact` scheme accepts a TransferChecked under either).
+pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 /// SPL Associated Token Account program.
 pub const ASSOCIATED_TOKEN_PROGRAM: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 
@@ -45,9 +47,18 @@ fn address(base58: &str) -> [u8; 32] {
 
 /// The associated token account of `owner` for `mint` under the classic SPL Token program.
 pub fn associated_token_address(owner: &[u8; 32], mint: &[u8; 32]) -> Option<[u8; 32]> {
-    let token_program = address(TOKEN_PROGRAM);
+    associated_token_address_under(owner, mint, &address(TOKEN_PROGRAM))
+}
+
+/// The associated token account of `owner` for `mint` under `token_program` (SPL Token or
+/// Token-2022: the program is one of the seeds, so the two accounts differ).
+pub fn associated_token_address_under(
+    owner: &[u8; 32],
+    mint: &[u8; 32],
+    token_program: &[u8; 32],
+) -> Option<[u8; 32]> {
     find_program_address(
-        &[owner, &token_program, mint],
+        &[owner, token_program, mint],
         &address(ASSOCIATED_TOKEN_PROGRAM),
     )
     .map(|(found, _)| found)
@@ -93,6 +104,45 @@ mod tests {
             assert_eq!(base58::encode(&found), ata);
             assert_eq!(found_bump, bump);
             assert_eq!(
+                associated_token_address(&address(owner), &address(mint)),
+                Some(found)
+            );
+        }
+    }
+
+    /// (owner, mint, Token-2022 ATA, bump) from @solana-program/token-2022 0.6.1's
+    /// findAssociatedTokenPda with tokenProgram = TOKEN_2022_PROGRAM_ADDRESS.
+    const KIT_TOKEN_2022_VECTORS: &[(&str, &str, &str, u8)] = &[
+        (
+            "11111111111111111111111111111111",
+            "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+            "wePRsfWaC494MjmJ7hLA5f88uf32a9e5j4P1DDSj5u4",
+            255,
+        ),
+        (
+            "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+            "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+            "GdjpegrtGwU3pgtzPivYVViSA8rmGL248qBVKzsrU3DD",
+            254,
+        ),
+    ];
+
+    #[test]
+    fn matches_kit_token_2022_associated_token_addresses() {
+        let token_2022 = address(TOKEN_2022_PROGRAM);
+        for &(owner, mint, ata, bump) in KIT_TOKEN_2022_VECTORS {
+            let (found, found_bump) = find_program_address(
+                &[&address(owner), &token_2022, &address(mint)],
+                &address(ASSOCIATED_TOKEN_PROGRAM),
+            )
+            .unwrap();
+            assert_eq!(base58::encode(&found), ata);
+            assert_eq!(found_bump, bump);
+            assert_eq!(
+                associated_token_address_under(&address(owner), &address(mint), &token_2022),
+                Some(found)
+            );
+            assert_ne!(
                 associated_token_address(&address(owner), &address(mint)),
                 Some(found)
             );

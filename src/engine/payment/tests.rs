@@ -2,6 +2,7 @@
 //! layout; each attack changes exactly one thing. (Transactions produced by the official client
 //! itself are checked in tests/payment_fixtures.rs.)
 
+use super::layout::{COMPUTE_BUDGET_PROGRAM, LIGHTHOUSE_PROGRAM, MEMO_PROGRAM};
 use super::transaction::push_compact_u16;
 use super::*;
 use ed25519_dalek::{Signer as _, SigningKey};
@@ -241,6 +242,12 @@ fn config_validation() {
     let mut bad = config();
     bad.fee_payer = bad.pay_to.clone();
     assert_eq!(bad.validate(), Err(PaymentError::ConfigInvalid));
+    let mut at_bound = config();
+    at_bound.cu_price_cap_microlamports = 5_000_000;
+    assert_eq!(at_bound.validate(), Ok(()));
+    let mut above_bound = config();
+    above_bound.cu_price_cap_microlamports = 5_000_001;
+    assert_eq!(above_bound.validate(), Err(PaymentError::ConfigInvalid));
 }
 
 #[test]
@@ -331,27 +338,322 @@ fn attacks_on_the_transfer_are_refused() {
 fn attacks_on_the_layout_are_refused() {
     let cfg = config();
     assert_eq!(
-        refused_with(&cfg, |tx| tx.instructions.push(Ix {
-            program: program(MEMO_PROGRAM),
-            accounts: vec![],
-            data: b"x".to_vec()
-        })),
-        PaymentError::InstructionLayout
+        refused_with(&cfg, |tx| tx.instructions.push(memo_instruction(b"x"))),
+        PaymentError::MemoCount
     );
     assert_eq!(
         refused_with(&cfg, |tx| {
             tx.instructions.pop();
         }),
-        PaymentError::InstructionLayout
+        PaymentError::MemoCount
     );
     assert_eq!(
         refused_with(&cfg, |tx| tx.instructions.swap(0, 1)),
         PaymentError::ComputeBudgetInvalid
     );
-    // A System Program transfer in place of the memo.
+    // A System Program instruction in place of the memo.
     assert_eq!(
         refused_with(&cfg, |tx| tx.instructions[3].program = [0u8; 32]),
         PaymentError::InstructionLayout
+    );
+}
+
+/// Any program the layout does not name (the System Program's id is 32 zero bytes).
+const SYSTEM_PROGRAM: [u8; 32] = [0u8; 32];
+/// The first SPL Memo program: a memo program, but not the one the scheme names.
+const MEMO_V1_PROGRAM: &str = "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo";
+
+fn memo_instruction(text: &[u8]) -> Ix {
+    Ix {
+        program: program(MEMO_PROGRAM),
+        accounts: vec![],
+        data: text.to_vec(),
+    }
+}
+
+fn our_memo() -> Ix {
+    memo_instruction(memo_for(ROUTE, KEY).as_bytes())
+}
+
+/// A Lighthouse assertion the way wallets inject them: about an account of the payment (here the
+/// payer's token account), with opaque assertion data.
+fn lighthouse(account: [u8; 32], tag: u8) -> Ix {
+    Ix {
+        program: program(LIGHTHOUSE_PROGRAM),
+        accounts: vec![account],
+        data: vec![tag, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+    }
+}
+
+/// The standard payment with everything after the transfer replaced by `tail`.
+fn with_tail(cfg: &PaymentConfig, tail: impl FnOnce(&Tx) -> Vec<Ix>) -> Tx {
+    let mut tx = standard(cfg);
+    let rest = tail(&tx);
+    tx.instructions.truncate(3);
+    tx.instructions.extend(rest);
+    tx
+}
+
+fn source_of(tx: &Tx) -> [u8; 32] {
+    tx.instructions[2].accounts[0]
+}
+
+fn lighthouse_count(tx: &Tx) -> usize {
+    let (bytes, _) = wire(tx);
+    let decoded = transaction::decode(&bytes).unwrap();
+    layout::payment_instructions(&decoded, memo_for(ROUTE, KEY).as_bytes())
+        .unwrap()
+        .lighthouse_instructions
+}
+
+#[test]
+fn wallet_layouts_the_scheme_allows_pass() {
+    let cfg = config();
+    let cases: Vec<(&str, Tx, usize)> = vec![
+        ("official client: memo", standard(&cfg), 0),
+        (
+            "Phantom: one Lighthouse assertion, then the memo",
+            with_tail(&cfg, |tx| vec![lighthouse(source_of(tx), 1), our_memo()]),
+            1,
+        ),
+        (
+            "the memo, then one Lighthouse assertion",
+            with_tail(&cfg, |tx| vec![our_memo(), lighthouse(source_of(tx), 1)]),
+            1,
+        ),
+        (
+            "Solflare: two Lighthouse assertions, then the memo",
+            with_tail(&cfg, |tx| {
+                vec![
+                    lighthouse(source_of(tx), 1),
+                    lighthouse(addr(&tx.authority), 2),
+                    our_memo(),
+                ]
+            }),
+            2,
+        ),
+    ];
+    for (name, tx, lighthouses) in cases {
+        let (bytes, message) = wire(&tx);
+        let checked = run(&cfg, &tx).unwrap_or_else(|e| panic!("{name}: refused {}", e.code()));
+        assert_eq!(checked.claim_key, sha256_hex(&message), "{name}");
+        assert_eq!(checked.payer, b58(&addr(&key_of(3))), "{name}");
+        assert_eq!(checked.amount_units, PRICE, "{name}");
+        assert_eq!(checked.fee_lamports, 10_001, "{name}");
+        assert_eq!(
+            checked.transaction_base64,
+            STANDARD.encode(&bytes),
+            "{name}"
+        );
+        assert_eq!(lighthouse_count(&tx), lighthouses, "{name}");
+    }
+}
+
+#[test]
+fn layouts_outside_the_scheme_are_refused() {
+    let cfg = config();
+    let other_memo = || memo_instruction(memo_for("context-composition/audit", KEY).as_bytes());
+    let cases: Vec<(&str, Tx, PaymentError)> = vec![
+        (
+            "Lighthouse before the transfer",
+            {
+                let mut tx = standard(&cfg);
+                let assertion = lighthouse(source_of(&tx), 1);
+                tx.instructions.insert(2, assertion);
+                tx
+            },
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "Lighthouse before the compute budget",
+            {
+                let mut tx = standard(&cfg);
+                let assertion = lighthouse(source_of(&tx), 1);
+                tx.instructions.insert(0, assertion);
+                tx
+            },
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "Lighthouse sixth (the sixth may only be the memo)",
+            with_tail(&cfg, |tx| {
+                vec![
+                    lighthouse(source_of(tx), 1),
+                    our_memo(),
+                    lighthouse(source_of(tx), 2),
+                ]
+            }),
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "memo first of three",
+            with_tail(&cfg, |tx| {
+                vec![
+                    our_memo(),
+                    lighthouse(source_of(tx), 1),
+                    lighthouse(source_of(tx), 2),
+                ]
+            }),
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "7 instructions",
+            with_tail(&cfg, |tx| {
+                vec![
+                    lighthouse(source_of(tx), 1),
+                    lighthouse(source_of(tx), 2),
+                    lighthouse(source_of(tx), 3),
+                    our_memo(),
+                ]
+            }),
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "an unknown program between Lighthouse and the memo",
+            with_tail(&cfg, |tx| {
+                vec![
+                    lighthouse(source_of(tx), 1),
+                    Ix {
+                        program: SYSTEM_PROGRAM,
+                        accounts: vec![],
+                        data: vec![2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+                    },
+                    our_memo(),
+                ]
+            }),
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "our memo under the first memo program",
+            with_tail(&cfg, |_| {
+                vec![Ix {
+                    program: program(MEMO_V1_PROGRAM),
+                    ..our_memo()
+                }]
+            }),
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "the transfer under the Lighthouse program",
+            {
+                let mut tx = standard(&cfg);
+                tx.instructions[2].program = program(LIGHTHOUSE_PROGRAM);
+                tx
+            },
+            PaymentError::InstructionLayout,
+        ),
+        (
+            "two memos, both ours",
+            with_tail(&cfg, |_| vec![our_memo(), our_memo()]),
+            PaymentError::MemoCount,
+        ),
+        (
+            "two memos after a Lighthouse assertion",
+            with_tail(&cfg, |tx| {
+                vec![lighthouse(source_of(tx), 1), our_memo(), other_memo()]
+            }),
+            PaymentError::MemoCount,
+        ),
+        (
+            "no memo: three instructions",
+            with_tail(&cfg, |_| vec![]),
+            PaymentError::MemoCount,
+        ),
+        (
+            "no memo: two Lighthouse assertions",
+            with_tail(&cfg, |tx| {
+                vec![lighthouse(source_of(tx), 1), lighthouse(source_of(tx), 2)]
+            }),
+            PaymentError::MemoCount,
+        ),
+        (
+            "a memo not ours, after a Lighthouse assertion",
+            with_tail(&cfg, |tx| vec![lighthouse(source_of(tx), 1), other_memo()]),
+            PaymentError::InvalidMemo,
+        ),
+        (
+            "our memo with an account",
+            with_tail(&cfg, |tx| {
+                vec![Ix {
+                    accounts: vec![addr(&tx.authority)],
+                    ..our_memo()
+                }]
+            }),
+            PaymentError::InvalidMemo,
+        ),
+        (
+            "a Lighthouse assertion naming the fee payer",
+            with_tail(&cfg, |tx| vec![lighthouse(tx.fee_payer, 1), our_memo()]),
+            PaymentError::FeePayerInInstruction,
+        ),
+    ];
+    for (name, tx, error) in cases {
+        assert_eq!(run(&cfg, &tx).err(), Some(error), "{name}");
+    }
+}
+
+/// The standard payment with its TransferChecked under Token-2022: both token accounts are the
+/// Token-2022 associated accounts.
+fn token_2022(cfg: &PaymentConfig) -> Tx {
+    let mut tx = standard(cfg);
+    let program_2022 = program(pda::TOKEN_2022_PROGRAM);
+    let mint = program(&cfg.asset);
+    let transfer = &mut tx.instructions[2];
+    transfer.program = program_2022;
+    transfer.accounts[0] =
+        pda::associated_token_address_under(&addr(&tx.authority), &mint, &program_2022).unwrap();
+    transfer.accounts[2] =
+        pda::associated_token_address_under(&program(&cfg.pay_to), &mint, &program_2022).unwrap();
+    tx
+}
+
+#[test]
+fn token_2022_transfers_pay_the_token_2022_account() {
+    let cfg = config();
+    let tx = token_2022(&cfg);
+    let (_, message) = wire(&tx);
+    let checked = run(&cfg, &tx).unwrap();
+    assert_eq!(checked.claim_key, sha256_hex(&message));
+    assert_eq!(checked.amount_units, PRICE);
+    let classic_ata =
+        pda::associated_token_address(&program(&cfg.pay_to), &program(&cfg.asset)).unwrap();
+    assert_ne!(tx.instructions[2].accounts[2], classic_ata);
+    // Token-2022 transfer into the classic account, and the reverse.
+    let mut into_classic = token_2022(&cfg);
+    into_classic.instructions[2].accounts[2] = classic_ata;
+    assert_eq!(
+        run(&cfg, &into_classic).err(),
+        Some(PaymentError::InvalidPayee)
+    );
+    let token_2022_ata = tx.instructions[2].accounts[2];
+    assert_eq!(
+        refused_with(&cfg, |tx| tx.instructions[2].accounts[2] = token_2022_ata),
+        PaymentError::InvalidPayee
+    );
+    // Phantom's layout under Token-2022 passes too.
+    let mut phantom = token_2022(&cfg);
+    let assertion = lighthouse(source_of(&phantom), 1);
+    phantom.instructions.insert(3, assertion);
+    assert!(run(&cfg, &phantom).is_ok());
+}
+
+#[test]
+fn the_fee_payer_token_account_is_not_a_source() {
+    let cfg = config();
+    let mint = program(&cfg.asset);
+    let fee_payer = program(&cfg.fee_payer);
+    let fee_payer_ata = pda::associated_token_address(&fee_payer, &mint).unwrap();
+    assert_eq!(
+        refused_with(&cfg, |tx| tx.instructions[2].accounts[0] = fee_payer_ata),
+        PaymentError::FeePayerInInstruction
+    );
+    let mut tx = token_2022(&cfg);
+    tx.instructions[2].accounts[0] =
+        pda::associated_token_address_under(&fee_payer, &mint, &program(pda::TOKEN_2022_PROGRAM))
+            .unwrap();
+    assert_eq!(
+        run(&cfg, &tx).err(),
+        Some(PaymentError::FeePayerInInstruction)
     );
 }
 
@@ -399,6 +701,20 @@ fn compute_budget_is_capped() {
         refused_with(&cfg, |tx| tx.instructions[1].data.push(0)),
         PaymentError::ComputeBudgetInvalid
     );
+    // The scheme's bound, 5 lamports per compute unit, holds whatever cap is configured.
+    for cap in [5_000_000, 9_000_000] {
+        let mut generous = config();
+        generous.cu_price_cap_microlamports = cap;
+        let mut at_bound = standard(&generous);
+        at_bound.instructions[1].data[1..].copy_from_slice(&5_000_000u64.to_le_bytes());
+        // 10,000 + ceil(20,000 × 5,000,000 / 10^6) = 110,000.
+        assert_eq!(run(&generous, &at_bound).unwrap().fee_lamports, 110_000);
+        assert_eq!(
+            refused_with(&generous, |tx| tx.instructions[1].data[1..]
+                .copy_from_slice(&5_000_001u64.to_le_bytes())),
+            PaymentError::ComputePriceTooHigh { cap: 5_000_000 }
+        );
+    }
 }
 
 #[test]
@@ -793,6 +1109,7 @@ fn error_codes_are_distinct_and_messages_static() {
         FeePayerMismatch,
         SignersInvalid,
         InstructionLayout,
+        MemoCount,
         ComputeBudgetInvalid,
         ComputeLimitTooHigh,
         ComputePriceTooHigh { cap: 1 },

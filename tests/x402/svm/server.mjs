@@ -3,6 +3,10 @@
 // sendTransaction, getSignatureStatuses) plus a few harmless ones, and test-only methods
 // (testTokenBalance, testExpireBlockhash, testAddresses). State: a 6-decimal mint at the devnet USDC
 // address, associated token accounts for every test wallet, SOL for the fee payer and the clients.
+// Lighthouse (the assertion program Phantom and Solflare inject) has no binary here, so its address
+// runs a stand-in: the SPL Memo program's own code (litesvm ships it), which accepts an instruction
+// whose data is UTF-8 and whose accounts all sign, as tests/x402/craft.mjs builds them. What the
+// wallet-layout tests need is that the instruction executes, not what Lighthouse would assert.
 //
 // Usage: node tests/x402/svm/server.mjs [--port N]   (prints one JSON line {"ready":..., addresses})
 import http from "node:http";
@@ -20,6 +24,8 @@ import {
 import { seedOf, USDC_MINT, SVM_PORT } from "../wallets.mjs";
 
 const TOKEN_PROGRAM = address("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
+const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+const LIGHTHOUSE_PROGRAM = address("L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95");
 const ATA_PROGRAM = address("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL");
 const CLIENT_START_UNITS = 1_000_000_000n; // 1,000 USDC
 
@@ -41,6 +47,7 @@ async function ataOf(owner) {
 }
 
 const svm = new LiteSVM();
+svm.addProgram(LIGHTHOUSE_PROGRAM, svm.getAccount(MEMO_PROGRAM).data);
 
 function mintData() {
   const data = new Uint8Array(82);
