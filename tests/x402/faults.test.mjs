@@ -195,8 +195,10 @@ test("settle answer stalls past the worker's timeout after submitting: the chain
   const key = newKey();
   const header = await pay(TE, key);
   facilitator.fault({ settle: "stall-after-submit", stallMs: SETTLE_TIMEOUT_MS + 4000 });
+  const started = Date.now();
   const a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
   assert.equal(a.status, 200, a.text);
+  console.log(`[window] settle answer stalled: delivered after ${Date.now() - started} ms (settle timeout ${SETTLE_TIMEOUT_MS} ms + chain check)`);
   markDelivered(key);
   const receipt = decode(a.receipt);
   assert.equal(receipt.success, true);
@@ -234,10 +236,12 @@ test("settle dropped before submitting, twice: 409 PAYMENT_UNCERTAIN, claim kept
   const header = await pay(TE, key);
   const before = await merchantBalance();
   facilitator.fault({ settle: "drop-before-submit", times: 2 });
+  const started = Date.now();
   const first = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
   assert.equal(first.status, 409, first.text);
   assert.equal(first.body.code, "PAYMENT_UNCERTAIN");
   assert.ok(Number(first.retryAfter) >= 1, "Retry-After");
+  console.log(`[window] PAYMENT_UNCERTAIN answered after ${Date.now() - started} ms, Retry-After ${first.retryAfter} s`);
   assert.notEqual(first.body.payment, "not verified, not consumed", "uncertainty is never 'not consumed'");
   assert.match(first.body.payment, /uncertain/);
   assert.equal(await merchantBalance(), before);
@@ -254,8 +258,10 @@ test("settle dropped before submitting, twice: 409 PAYMENT_UNCERTAIN, claim kept
   assert.equal(await merchantBalance(), before);
   // As told: after Retry-After, the same request reconciles (not found, blockhash valid → re-submitted).
   await sleep(Number(first.retryAfter) * 1000 + 150);
+  const retried = Date.now();
   const done = await retryAsTold(() => post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
   assert.equal(done.status, 200, done.seen.join(" "));
+  console.log(`[window] the retry as told reconciled and delivered in ${Date.now() - retried} ms`);
   markDelivered(key);
   await identities("settle dropped before submit, reconciled");
 });
@@ -296,9 +302,12 @@ test("worker restarts while /settle is in flight: the retry reconciles and deliv
   await worker.kill();
   const lost = await inflight;
   assert.notEqual(lost.status, 200, "the killed request delivered nothing");
+  const killedAt = Date.now();
   worker = await startWorkerProcess();
   const done = await retryAsTold(() => post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }), { max: 20 });
   assert.equal(done.status, 200, done.seen.join(" "));
+  assert.ok(done.seen.includes("409:payment_in_progress"), "the lease held until it ended: " + done.seen.join(" "));
+  console.log(`[window] worker killed mid-settle: restart + lease (${LEASE_MS} ms) + reconciliation delivered ${Date.now() - killedAt} ms later (${done.seen.join(" ")})`);
   markDelivered(key);
   await identities("worker restarted during settle");
 });
