@@ -154,17 +154,14 @@ fn now_ms() -> u64 {
 
 /// Closed JSON body of a payment refusal: `{code, message, <figures>, payment}`, where `payment`
 /// says what happened to the money in words that are true for the refusal: "not verified, not
-/// consumed" only where nothing can have moved; "uncertain", "settled" or "released" otherwise.
+/// consumed" only where nothing can have moved; "uncertain…" or "released…" after a settle in
+/// doubt; absent on the 409/429 conflicts (their messages say nothing was charged).
 pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
     let untouched = !consumed && error.status() != 409 && error.status() != 429;
     let mut body = crate::edge::respond::refusal_body(error, untouched);
     let said = match error {
         PaymentError::Uncertain { .. } => Some("uncertain: submitted, outcome not known yet"),
         PaymentError::SettlementReleased => Some("released: did not land, not consumed"),
-        PaymentError::Replayed => Some("settled and delivered earlier"),
-        _ if error.status() == 409 || error.status() == 429 => {
-            Some("nothing charged by this request")
-        }
         _ if consumed => Some("settled"),
         _ => None,
     };
