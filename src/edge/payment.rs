@@ -319,16 +319,23 @@ async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
         .unwrap_or(false)
 }
 
+/// The request a payment answer is for.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    req: &'a Request,
+    route_id: &'a str,
+    price_units: u64,
+    idempotency_key: &'a str,
+}
+
 /// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
-/// in `error`) so the client can pay again correctly; Retry-After where the refusal has one; the
-/// original `PAYMENT-RESPONSE` where `settled` is given; others the closed body only.
+/// in `error`) so the client can pay again correctly; Retry-After where the refusal has one
+/// (`retry_after_ms` overrides the refusal's own); the original `PAYMENT-RESPONSE` where `settled`
+/// is given; others the closed body only.
 fn refuse(
     error: PaymentError,
     config: Option<&PaymentConfig>,
-    req: &Request,
-    route_id: &str,
-    price_units: u64,
-    idempotency_key: &str,
+    asked: Asked,
     settled: Option<&SettledFacts>,
     retry_after_ms: Option<u64>,
 ) -> Result<Response> {
@@ -336,10 +343,10 @@ fn refuse(
     if let (402, Some(config)) = (error.status(), config) {
         let required = payment::payment_required(
             config,
-            route_id,
-            price_units,
-            idempotency_key,
-            &resource_url(req),
+            asked.route_id,
+            asked.price_units,
+            asked.idempotency_key,
+            &resource_url(asked.req),
             Some(error.code()),
         );
         headers.push(("PAYMENT-REQUIRED", payment::encode_header(&required)));
@@ -403,10 +410,12 @@ pub async fn challenge(
             return refuse(
                 error,
                 None,
-                req,
-                route_id,
-                price_units,
-                idempotency_key,
+                Asked {
+                    req,
+                    route_id,
+                    price_units,
+                    idempotency_key,
+                },
                 None,
                 None,
             )
@@ -433,10 +442,12 @@ pub async fn gate(
         refuse(
             error,
             config,
-            req,
-            route_id,
-            price_units,
-            idempotency_key,
+            Asked {
+                req,
+                route_id,
+                price_units,
+                idempotency_key,
+            },
             None,
             None,
         )
@@ -515,10 +526,12 @@ pub async fn gate(
         refuse(
             error,
             Some(&config),
-            req,
-            route_id,
-            price_units,
-            idempotency_key,
+            Asked {
+                req,
+                route_id,
+                price_units,
+                idempotency_key,
+            },
             settled,
             wait_ms,
         )
@@ -630,7 +643,7 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
         let memo = payment::memo_for(&claim.route_id, &claim.idempotency_key);
         let found = match rpc_call(rpc_url, &reconcile::signatures_request(&query)).await {
             Some(body) => reconcile::find_memo(&body, &memo),
-            None => Err(()),
+            None => reconcile::MemoScan::Unreadable,
         };
         chain = reconcile::chain_verdict(valid, found);
     }

@@ -106,12 +106,27 @@ pub fn read_blockhash_valid(body: &[u8]) -> Option<bool> {
     value.get("result")?.get("value")?.as_bool()
 }
 
-/// Finds, in a `getSignaturesForAddress` answer, a transaction whose memo is `memo`:
-/// Some(Ok(signature)) landed, Some(Err(())) landed with an error, None not found; Err(()) when
-/// the answer is unreadable.
-pub fn find_memo(body: &[u8], memo: &str) -> Result<Option<Result<String, ()>>, ()> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| ())?;
-    let entries = value.get("result").and_then(Value::as_array).ok_or(())?;
+/// What a `getSignaturesForAddress` answer says about one memo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoScan {
+    /// A transaction with the memo landed without error: its signature.
+    Landed(String),
+    /// A transaction with the memo landed with an error (nothing was transferred).
+    LandedFailed,
+    /// No transaction in the answer carries the memo.
+    NotFound,
+    /// The answer could not be read.
+    Unreadable,
+}
+
+/// Finds, in a `getSignaturesForAddress` answer, a transaction whose memo is `memo`.
+pub fn find_memo(body: &[u8], memo: &str) -> MemoScan {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return MemoScan::Unreadable;
+    };
+    let Some(entries) = value.get("result").and_then(Value::as_array) else {
+        return MemoScan::Unreadable;
+    };
     for entry in entries {
         // The RPC writes a memo as "[<length>] <text>", several joined by "; ".
         let carries = entry
@@ -124,22 +139,19 @@ pub fn find_memo(body: &[u8], memo: &str) -> Result<Option<Result<String, ()>>, 
         let signature = entry.get("signature").and_then(Value::as_str).unwrap_or("");
         let failed = !entry.get("err").is_none_or(Value::is_null);
         if failed || base58::decode(signature).is_none_or(|b| b.len() != 64) {
-            return Ok(Some(Err(())));
+            return MemoScan::LandedFailed;
         }
-        return Ok(Some(Ok(signature.to_owned())));
+        return MemoScan::Landed(signature.to_owned());
     }
-    Ok(None)
+    MemoScan::NotFound
 }
 
 /// Decides from the blockhash validity (asked first) and the memo scan (asked second).
-pub fn chain_verdict(
-    blockhash_valid: Option<bool>,
-    found: Result<Option<Result<String, ()>>, ()>,
-) -> ChainVerdict {
+pub fn chain_verdict(blockhash_valid: Option<bool>, found: MemoScan) -> ChainVerdict {
     match (found, blockhash_valid) {
-        (Ok(Some(Ok(tx_sig))), _) => ChainVerdict::Landed { tx_sig },
-        (Ok(Some(Err(()))), _) => ChainVerdict::Failed,
-        (Ok(None), Some(false)) => ChainVerdict::Failed,
+        (MemoScan::Landed(tx_sig), _) => ChainVerdict::Landed { tx_sig },
+        (MemoScan::LandedFailed, _) => ChainVerdict::Failed,
+        (MemoScan::NotFound, Some(false)) => ChainVerdict::Failed,
         _ => ChainVerdict::Unknown,
     }
 }
@@ -188,7 +200,7 @@ mod tests {
             r#"{{"result":[{{"signature":"x","memo":"[5] other","err":null}},{{"signature":"{SIG}","memo":"[35] {memo}","err":null}}]}}"#
         );
         let found = find_memo(history.as_bytes(), memo);
-        assert_eq!(found, Ok(Some(Ok(SIG.to_owned()))));
+        assert_eq!(found, MemoScan::Landed(SIG.to_owned()));
         assert_eq!(
             chain_verdict(Some(true), found.clone()),
             ChainVerdict::Landed { tx_sig: SIG.into() }
