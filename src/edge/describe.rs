@@ -82,7 +82,10 @@ fn operation(route: &Route) -> Value {
                     "Free validation refusal (closed code, static message)",
                 ),
                 ("413", "Body over the route's byte cap"),
-                ("415", "Content-Type is not application/json"),
+                (
+                    "415",
+                    "Content-Type is not application/json, or Content-Encoding is not identity",
+                ),
             ] {
                 responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
             }
@@ -92,6 +95,16 @@ fn operation(route: &Route) -> Value {
                 "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
             };
             responses.insert("402".into(), json!({"description": paid_402}));
+            if matches!(route.handler, Handler::Paid(_)) {
+                // The payment states' answers (ARCHITECTURE §4; `payment` in each served document).
+                for (code, what) in [
+                    ("409", "PAYMENT_UNCERTAIN (Retry-After; retry identically, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT (pack), payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (original PAYMENT-RESPONSE)"),
+                    ("429", "INVALID_RETRY_AFTER or payment_rate_limited (per key or wallet), with Retry-After"),
+                    ("503", "payment_config_invalid, payment_facilitator_unavailable or payment_state_unavailable: nothing charged"),
+                ] {
+                    responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
+                }
+            }
         }
     }
     responses.insert("404".into(), json!({"description": "NOT COVERED", "content": {"text/plain": {"schema": {"type": "string", "const": "NOT COVERED"}}}}));

@@ -12,6 +12,8 @@ pub enum EdgeError {
     BodyTooLarge { cap: u64 },
     /// Content-Type is not application/json.
     UnsupportedMediaType,
+    /// Content-Encoding is not identity (compressed bodies are not accepted).
+    ContentEncodingUnsupported,
     /// Body is not UTF-8 JSON holding an object.
     BodyNotJsonObject,
     /// The body stream failed while reading.
@@ -30,6 +32,7 @@ impl ClosedError for EdgeError {
             EdgeError::NotCovered => "not_covered",
             EdgeError::BodyTooLarge { .. } => "CAP-EXCEEDED:body_bytes",
             EdgeError::UnsupportedMediaType => "unsupported_media_type",
+            EdgeError::ContentEncodingUnsupported => "content_encoding_unsupported",
             EdgeError::BodyNotJsonObject => "malformed_body",
             EdgeError::BodyUnreadable => "body_unreadable",
             EdgeError::Misconfigured => "misconfigured",
@@ -42,10 +45,10 @@ impl ClosedError for EdgeError {
         match self {
             EdgeError::NotCovered => 404,
             EdgeError::BodyTooLarge { .. } => 413,
-            EdgeError::UnsupportedMediaType => 415,
+            EdgeError::UnsupportedMediaType | EdgeError::ContentEncodingUnsupported => 415,
             EdgeError::BodyNotJsonObject | EdgeError::BodyUnreadable => 400,
-            EdgeError::Misconfigured | EdgeError::Internal => 500,
-            EdgeError::AllowanceUnavailable => 503,
+            EdgeError::Internal => 500,
+            EdgeError::Misconfigured | EdgeError::AllowanceUnavailable => 503,
         }
     }
 
@@ -54,6 +57,9 @@ impl ClosedError for EdgeError {
             EdgeError::NotCovered => "NOT COVERED",
             EdgeError::BodyTooLarge { .. } => "request body exceeds the route's byte cap",
             EdgeError::UnsupportedMediaType => "Content-Type must be application/json",
+            EdgeError::ContentEncodingUnsupported => {
+                "Content-Encoding must be identity: send the JSON body uncompressed"
+            }
             EdgeError::BodyNotJsonObject => "request body must be one UTF-8 JSON object",
             EdgeError::BodyUnreadable => "request body could not be read",
             EdgeError::Misconfigured => "service configuration is incomplete",

@@ -1,17 +1,25 @@
-//! The payment-guard Durable Object: one object per claim key (SHA-256 of a payment's transaction
-//! message), holding one record of payment facts only (claim key, route, Idempotency-Key, state,
-//! times, settlement facts). Each request reads the record, applies one pure transition from
-//! `engine::payment::guard` and writes the result; no other await happens in between, so the
-//! runtime's input gate makes every read-modify-write atomic.
+//! The payment-guard Durable Object: one object per Idempotency-Key (`key:<key>`) holding that
+//! key's idempotency record (`engine::payment::idempotency`), and one per paying wallet
+//! (`wallet:<address>`) holding only the times of its recent payment attempts. Never one global
+//! object. Each request reads the record, applies one pure transition and writes the result; no
+//! other await happens in between, so the runtime's input gate makes every read-modify-write
+//! atomic. An alarm deletes everything the object holds when its time is up: a key's record (and
+//! the pack's keyed fingerprint with it) 24 hours after it was created, a wallet's attempt times
+//! one attempt window after the last one.
 //!
 //! Protocol (JSON over the stub's fetch, internal only):
-//! `{"op":"claim","claim_key","route_id","idempotency_key","now_ms"}` →
-//!   `{"decision":"fresh"|"resume"|"replay"|"in_progress"|"bound_elsewhere","facts"?}`;
-//! `{"op":"settled","facts":{..}}`, `{"op":"delivered","now_ms"}`, `{"op":"release"}` →
-//!   `{"ok":true}` or `{"ok":false,"error":"missing"|"wrong_state"}`.
+//! `{"op":"begin","route_id","fingerprint"?,"claim_key","now_ms","lease_ms","max_attempts"}` →
+//!   a `Decision` (`{"decision":"fresh"|"resume"|"reconcile"|…, …}`);
+//! `{"op":"settling"|"settled"|"uncertain"|"delivered"|"release","claim_key",…}` →
+//!   `{"ok":true}` or `{"ok":false,"error":"not_holder"|"wrong_state"}`;
+//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`.
 
-use crate::engine::payment::guard::{self, ClaimDecision, GuardRecord, SettledFacts};
+use crate::engine::payment::guard::SettledFacts;
+use crate::engine::payment::idempotency::{
+    self, count_attempt, Attempt, KeyRecord, TransitionError, ATTEMPT_WINDOW_MS, RECORD_TTL_MS,
+};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 // The durable_object macro expands to wasm_bindgen paths; bring the crate's name into scope.
 use worker::wasm_bindgen;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
@@ -19,40 +27,75 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 /// wrangler.toml binding name of the guard's namespace.
 pub const BINDING: &str = "PAYMENT_GUARD";
 const RECORD: &str = "record";
+const ATTEMPTS: &str = "attempts";
+
+/// The object name of a key's record.
+pub fn key_object(idempotency_key: &str) -> String {
+    format!("key:{idempotency_key}")
+}
+
+/// The object name of a wallet's attempt count.
+pub fn wallet_object(wallet: &str) -> String {
+    format!("wallet:{wallet}")
+}
 
 /// A command sent to the guard.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Command {
-    Claim {
-        claim_key: String,
+    Begin {
         route_id: String,
-        idempotency_key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fingerprint: Option<String>,
+        claim_key: String,
         now_ms: u64,
+        lease_ms: u64,
+        max_attempts: u32,
+    },
+    Settling {
+        claim_key: String,
+        now_ms: u64,
+        lease_ms: u64,
     },
     Settled {
+        claim_key: String,
         facts: SettledFacts,
     },
-    Delivered {
+    Uncertain {
+        claim_key: String,
         now_ms: u64,
+        retry_after_ms: u64,
     },
-    Release,
+    Delivered {
+        claim_key: String,
+    },
+    Release {
+        claim_key: String,
+    },
+    WalletAttempt {
+        now_ms: u64,
+        max_attempts: u32,
+    },
 }
 
-/// The guard's answer to a claim.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ClaimAnswer {
-    pub decision: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub facts: Option<SettledFacts>,
-}
-
-/// The guard's answer to a transition.
+/// The guard's answer to a transition or a wallet attempt.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TransitionAnswer {
     pub ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl TransitionAnswer {
+    fn ok() -> Self {
+        Self {
+            ok: true,
+            error: None,
+            retry_after_ms: None,
+        }
+    }
 }
 
 #[durable_object]
@@ -63,38 +106,54 @@ pub struct PaymentGuard {
 }
 
 impl PaymentGuard {
-    async fn record(&self) -> Result<Option<GuardRecord>> {
-        self.state.storage().get::<GuardRecord>(RECORD).await
-    }
-
-    async fn store(&self, record: Option<GuardRecord>) -> Result<()> {
-        match record {
-            Some(record) => self.state.storage().put(RECORD, record).await,
-            None => self.state.storage().delete(RECORD).await.map(|_| ()),
-        }
+    async fn record(&self) -> Result<Option<KeyRecord>> {
+        self.state.storage().get::<KeyRecord>(RECORD).await
     }
 
     async fn transition(
         &self,
-        next: std::result::Result<GuardRecord, guard::TransitionError>,
+        next: std::result::Result<KeyRecord, TransitionError>,
     ) -> Result<Response> {
         let answer = match next {
             Ok(record) => {
-                self.store(Some(record)).await?;
-                TransitionAnswer {
-                    ok: true,
-                    error: None,
-                }
+                self.state.storage().put(RECORD, record).await?;
+                TransitionAnswer::ok()
             }
             Err(error) => TransitionAnswer {
                 ok: false,
                 error: Some(
                     match error {
-                        guard::TransitionError::Missing => "missing",
-                        guard::TransitionError::WrongState => "wrong_state",
+                        TransitionError::NotHolder => "not_holder",
+                        TransitionError::WrongState => "wrong_state",
                     }
                     .to_owned(),
                 ),
+                retry_after_ms: None,
+            },
+        };
+        Response::from_json(&answer)
+    }
+
+    async fn wallet_attempt(&self, now_ms: u64, max_attempts: u32) -> Result<Response> {
+        let mut attempts = self
+            .state
+            .storage()
+            .get::<Vec<u64>>(ATTEMPTS)
+            .await?
+            .unwrap_or_default();
+        let answer = match count_attempt(&mut attempts, now_ms, max_attempts) {
+            Ok(()) => {
+                self.state.storage().put(ATTEMPTS, attempts).await?;
+                self.state
+                    .storage()
+                    .set_alarm(Duration::from_millis(ATTEMPT_WINDOW_MS))
+                    .await?;
+                TransitionAnswer::ok()
+            }
+            Err(wait) => TransitionAnswer {
+                ok: false,
+                error: Some("rate_limited".to_owned()),
+                retry_after_ms: Some(wait),
             },
         };
         Response::from_json(&answer)
@@ -110,92 +169,137 @@ impl DurableObject for PaymentGuard {
         let Ok(command) = req.json::<Command>().await else {
             return Response::error("bad guard command", 400);
         };
-        let existing = self.record().await?;
-        match command {
-            Command::Claim {
-                claim_key,
-                route_id,
-                idempotency_key,
-                now_ms,
-            } => {
-                let (decision, record) = guard::claim(
-                    existing.as_ref(),
-                    &claim_key,
-                    &route_id,
-                    &idempotency_key,
-                    now_ms,
-                );
-                if record.is_some() {
-                    self.store(record).await?;
-                }
-                let (name, facts) = match decision {
-                    ClaimDecision::Fresh => ("fresh", None),
-                    ClaimDecision::Resume(facts) => ("resume", Some(facts)),
-                    ClaimDecision::Replay => ("replay", None),
-                    ClaimDecision::InProgress => ("in_progress", None),
-                    ClaimDecision::BoundElsewhere => ("bound_elsewhere", None),
-                };
-                Response::from_json(&ClaimAnswer {
-                    decision: name.to_owned(),
-                    facts,
-                })
-            }
-            Command::Settled { facts } => {
-                self.transition(guard::settle(existing.as_ref(), facts))
-                    .await
-            }
-            Command::Delivered { now_ms } => {
-                self.transition(guard::deliver(existing.as_ref(), now_ms))
-                    .await
-            }
-            Command::Release => {
-                self.store(guard::release(existing.as_ref())).await?;
-                Response::from_json(&TransitionAnswer {
-                    ok: true,
-                    error: None,
-                })
-            }
+        if let Command::WalletAttempt {
+            now_ms,
+            max_attempts,
+        } = command
+        {
+            return self.wallet_attempt(now_ms, max_attempts).await;
         }
+        let existing = self.record().await?;
+        let existing = existing.as_ref();
+        match command {
+            Command::Begin {
+                route_id,
+                fingerprint,
+                claim_key,
+                now_ms,
+                lease_ms,
+                max_attempts,
+            } => {
+                let attempt = Attempt {
+                    route_id: &route_id,
+                    fingerprint: fingerprint.as_deref(),
+                    claim_key: &claim_key,
+                    now_ms,
+                    lease_ms,
+                    max_attempts,
+                };
+                let (decision, record) = idempotency::begin(existing, &attempt);
+                if let Some(record) = record {
+                    let created = record.created_ms;
+                    let new_record = existing.map(|r| r.created_ms) != Some(created);
+                    self.state.storage().put(RECORD, record).await?;
+                    if new_record {
+                        // The record (and the pack's fingerprint in it) goes 24 hours after it began.
+                        self.state
+                            .storage()
+                            .set_alarm(Duration::from_millis(RECORD_TTL_MS))
+                            .await?;
+                    }
+                }
+                Response::from_json(&decision)
+            }
+            Command::Settling {
+                claim_key,
+                now_ms,
+                lease_ms,
+            } => {
+                self.transition(idempotency::settling(
+                    existing, &claim_key, now_ms, lease_ms,
+                ))
+                .await
+            }
+            Command::Settled { claim_key, facts } => {
+                self.transition(idempotency::settled(existing, &claim_key, facts))
+                    .await
+            }
+            Command::Uncertain {
+                claim_key,
+                now_ms,
+                retry_after_ms,
+            } => {
+                self.transition(idempotency::uncertain(
+                    existing,
+                    &claim_key,
+                    now_ms,
+                    retry_after_ms,
+                ))
+                .await
+            }
+            Command::Delivered { claim_key } => {
+                self.transition(idempotency::delivered(existing, &claim_key))
+                    .await
+            }
+            Command::Release { claim_key } => {
+                if let Some(record) = idempotency::release(existing, &claim_key) {
+                    self.state.storage().put(RECORD, record).await?;
+                }
+                Response::from_json(&TransitionAnswer::ok())
+            }
+            Command::WalletAttempt { .. } => Response::error("unreachable", 500),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        // Time is up: the key's record (fingerprint included) or the wallet's attempt times go.
+        self.state.storage().delete_all().await?;
+        Response::ok("")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::payment::idempotency::Decision;
     use serde_json::json;
 
     #[test]
-    fn commands_have_the_documented_wire_shape() {
-        let claim = Command::Claim {
-            claim_key: "k".into(),
+    fn commands_and_answers_have_the_documented_wire_shape() {
+        let begin = Command::Begin {
             route_id: "r".into(),
-            idempotency_key: "i".into(),
+            fingerprint: None,
+            claim_key: "k".into(),
             now_ms: 5,
+            lease_ms: 9,
+            max_attempts: 3,
         };
         assert_eq!(
-            serde_json::to_value(&claim).unwrap(),
-            json!({"op":"claim","claim_key":"k","route_id":"r","idempotency_key":"i","now_ms":5})
+            serde_json::to_value(&begin).unwrap(),
+            json!({"op":"begin","route_id":"r","claim_key":"k","now_ms":5,"lease_ms":9,"max_attempts":3})
         );
         assert_eq!(
-            serde_json::to_value(Command::Release).unwrap(),
-            json!({"op":"release"})
+            serde_json::to_value(Command::Release {
+                claim_key: "k".into()
+            })
+            .unwrap(),
+            json!({"op":"release","claim_key":"k"})
         );
-        assert_eq!(
-            serde_json::to_value(Command::Delivered { now_ms: 9 }).unwrap(),
-            json!({"op":"delivered","now_ms":9})
-        );
-        let settled: Command = serde_json::from_value(json!({"op":"settled","facts":{
+        let settled: Command =
+            serde_json::from_value(json!({"op":"settled","claim_key":"k","facts":{
             "tx_sig":"s","payer":"p","fee_lamports":10001,"house":false,"settled_ms":7}}))
-        .unwrap();
-        assert!(matches!(settled, Command::Settled { facts } if facts.fee_lamports == 10_001));
+            .unwrap();
+        assert!(matches!(settled, Command::Settled { facts, .. } if facts.fee_lamports == 10_001));
         assert!(serde_json::from_value::<Command>(json!({"op":"steal"})).is_err());
-        let answer = ClaimAnswer {
-            decision: "fresh".into(),
-            facts: None,
-        };
         assert_eq!(
-            serde_json::to_value(&answer).unwrap(),
+            serde_json::to_value(Decision::InProgress { retry_after_ms: 4 }).unwrap(),
+            json!({"decision":"in_progress","retry_after_ms":4})
+        );
+        assert_eq!(
+            serde_json::to_value(Decision::Fresh).unwrap(),
             json!({"decision":"fresh"})
         );
+        assert_eq!(key_object("abc"), "key:abc");
+        assert_eq!(wallet_object("W"), "wallet:W");
     }
 }

@@ -218,6 +218,11 @@ async fn handle(
                     .collect();
                 obj.insert("ledger_table".into(), Value::from(ledger::table(family)));
                 obj.insert("ledger_columns".into(), json!(columns));
+                // Payment states, retry rules and payment refusals (ARCHITECTURE §4).
+                obj.insert(
+                    "payment".into(),
+                    crate::engine::payment::idempotency::served_rules(family == Family::BudgetPack),
+                );
             }
             respond::json(200, &doc).map_err(internal)
         }
@@ -254,14 +259,23 @@ async fn handle(
         Handler::Paid(op) => {
             let body = intake(route, &mut req).await?;
             let parsed = families::parse(route.handler, &body)?;
-            drop(body);
             if op == PaidOp::BudgetPack {
                 // The contract's own code for a missing or malformed key, still free.
                 let raw = req.headers().get("idempotency-key").ok().flatten();
                 crate::engine::budget_pack::check_idempotency_key(raw.as_deref())?;
             }
             let key = sent_idempotency_key(&req).ok_or(IdempotencyKeyInvalid)?;
-            paid(route, op, &req, env, &parsed, &key).await
+            // The pack's contract asks for INVALID_RETRY_INPUT on a changed body: a keyed HMAC of
+            // (release, route, body) goes into the key's record. The criteria families keep nothing.
+            let fingerprint = match op {
+                PaidOp::BudgetPack => Some(
+                    payment::pack_fingerprint(env, route.path, &body)
+                        .ok_or(EdgeError::Misconfigured)?,
+                ),
+                _ => None,
+            };
+            drop(body);
+            paid(route, op, &req, env, &parsed, &key, fingerprint.as_deref()).await
         }
     }
 }
@@ -276,11 +290,12 @@ async fn paid(
     env: &Env,
     parsed: &families::Parsed,
     key: &str,
+    fingerprint: Option<&str>,
 ) -> std::result::Result<Response, Refused> {
     let family = op.family();
     let signer = config::signer(env)?;
     let price = price_units(env, op);
-    let claim = match payment::gate(req, env, route.path, price, key)
+    let claim = match payment::gate(req, env, route.path, price, key, fingerprint)
         .await
         .map_err(internal)?
     {
@@ -307,11 +322,23 @@ async fn paid(
     let settled = match payment::settle(env, &claim).await {
         Ok(settled) => settled,
         Err(response) => {
-            metrics::payment(family.id(), "failed");
+            let outcome = if response.status_code() == 409 {
+                "uncertain"
+            } else {
+                "failed"
+            };
+            metrics::payment(family.id(), outcome);
             return Ok(response);
         }
     };
-    metrics::payment(family.id(), "settled");
+    metrics::payment(
+        family.id(),
+        if settled.resumed {
+            "resumed"
+        } else {
+            "settled"
+        },
+    );
     let facts = ledger::PaymentFacts {
         payer: settled.payer.clone(),
         ts_ms: now,
@@ -340,6 +367,12 @@ async fn paid(
 async fn intake(route: &Route, req: &mut Request) -> std::result::Result<Vec<u8>, Refused> {
     if !body::is_json_content_type(req) {
         return Err(Box::new(EdgeError::UnsupportedMediaType));
+    }
+    // Compressed bodies are refused (the pack contract's 415 "unsupported media type or compression").
+    let encoding = req.headers().get("content-encoding").ok().flatten();
+    if encoding.is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity") && !e.trim().is_empty())
+    {
+        return Err(Box::new(EdgeError::ContentEncodingUnsupported));
     }
     match body::read_capped(req, families::body_cap(route.handler)).await {
         Ok(bytes) => Ok(bytes),

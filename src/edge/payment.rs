@@ -1,22 +1,31 @@
 //! x402 v2 on a paid route, the I/O half: reads the configuration from `[vars]`, asks the
 //! facilitator for its fee payer (`/supported`, cached), answers the challenge, runs the engine's
-//! local checks, claims the payment in the guard Durable Object, verifies and settles with the
-//! facilitator, and records delivery.
+//! local checks, counts the attempt for the wallet, begins the attempt in the key's idempotency
+//! record (the `PaymentGuard` Durable Object named by the Idempotency-Key), verifies and settles
+//! with the facilitator, reconciles a settlement in doubt with the chain, and records delivery.
 //!
-//! Order (DESIGN §4): free validation (the router, before calling `gate`) → decode header
-//! (size-capped) → local checks → guard claim → facilitator `/verify` → [engine runs] → `settle`
-//! (retry `settlement_pending` once) → [ledger row] → `delivered`. Any refusal before `settle`
-//! consumes nothing and says so; the router calls `release` whenever nothing is delivered.
+//! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
+//! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
+//! `/verify` → [engine runs] → record `settling` → `/settle` (timed) → record `settled` or
+//! `uncertain` → [ledger row] → `delivered`. Nothing moves before `settling` is written, so a
+//! refusal before it consumes nothing and says so; after it, an unknown outcome is
+//! PAYMENT_UNCERTAIN (409, Retry-After), never "not consumed", and the next retry with the same
+//! key and proof asks the chain (`engine::payment::reconcile`) before anything else.
 //!
 //! Env vars: NETWORK, USDC_MINT, PAY_TO, FACILITATOR_URL, MAX_TIMEOUT_SECONDS,
-//! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty). Durable Object
-//! binding: PAYMENT_GUARD (class PaymentGuard).
+//! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty), SOLANA_RPC_URL
+//! (reconciliation; without it an uncertain payment is only ever re-submitted, never released),
+//! PAYMENT_LEASE_MS, SETTLE_TIMEOUT_MS, PAY_ATTEMPTS_PER_KEY, PAY_ATTEMPTS_PER_WALLET (per minute).
+//! Secrets: IDEMPOTENCY_SECRET (optional; else derived from SIGNING_KEY). Durable Object binding:
+//! PAYMENT_GUARD (class PaymentGuard).
 
-use crate::edge::guard::{self, ClaimAnswer, Command, TransitionAnswer};
+use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::engine::payment::idempotency::{self, Decision, UNCERTAIN_RETRY_AFTER_MS};
+use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
 use crate::engine::payment::{
     self, check_payment, decode_payment_header, facilitator_request, fee_payer_from_supported,
-    guard::SettledFacts, is_valid_idempotency_key, read_settle_response, read_verify_response,
-    CheckedPayment, PaymentConfig, PaymentError, SettleOutcome,
+    guard::SettledFacts, is_valid_idempotency_key, read_verify_response, CheckedPayment,
+    PaymentConfig, PaymentError,
 };
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
@@ -26,6 +35,15 @@ use worker::{
     ResponseBuilder, Result,
 };
 
+/// Default lease of a claim: verify + engine + settle must fit in it.
+const DEFAULT_LEASE_MS: u64 = 120_000;
+/// Default time a `/settle` answer is waited for before the payment is uncertain.
+const DEFAULT_SETTLE_TIMEOUT_MS: u64 = 45_000;
+/// Default payment attempts per minute per Idempotency-Key and per wallet.
+const DEFAULT_ATTEMPTS_PER_KEY: u64 = 30;
+const DEFAULT_ATTEMPTS_PER_WALLET: u64 = 120;
+/// The service release the pack's fingerprint covers (its contract's versionedRetries).
+pub const RELEASE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// How long the facilitator's fee payer is cached.
 const FEE_PAYER_TTL_MS: u64 = 10 * 60 * 1000;
 /// Largest facilitator answer read.
@@ -61,10 +79,54 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// The guard key (hex SHA-256 of the transaction message).
+    /// The claim (hex SHA-256 of the transaction message).
     pub fn claim_key(&self) -> &str {
         &self.checked.claim_key
     }
+}
+
+/// The payment settings read per request (each with a default).
+struct Tunables {
+    lease_ms: u64,
+    settle_timeout_ms: u64,
+    attempts_per_key: u32,
+    attempts_per_wallet: u32,
+}
+
+fn tunables(env: &Env) -> Tunables {
+    let get = |name: &str, default: u64| crate::edge::config::var_u64(env, name, default);
+    Tunables {
+        lease_ms: get("PAYMENT_LEASE_MS", DEFAULT_LEASE_MS).max(1_000),
+        settle_timeout_ms: get("SETTLE_TIMEOUT_MS", DEFAULT_SETTLE_TIMEOUT_MS).max(1_000),
+        attempts_per_key: get("PAY_ATTEMPTS_PER_KEY", DEFAULT_ATTEMPTS_PER_KEY).clamp(1, 10_000)
+            as u32,
+        attempts_per_wallet: get("PAY_ATTEMPTS_PER_WALLET", DEFAULT_ATTEMPTS_PER_WALLET)
+            .clamp(1, 100_000) as u32,
+    }
+}
+
+/// The secret of the pack's request fingerprint: `IDEMPOTENCY_SECRET` when set, else an HMAC
+/// of a fixed label under the `SIGNING_KEY` seed (domain-separated from signing; no second
+/// secret to deploy). None when neither is available.
+fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
+    use base64::{engine::general_purpose::STANDARD, Engine as _};
+    if let Ok(secret) = env.secret("IDEMPOTENCY_SECRET") {
+        let secret = secret.to_string();
+        if !secret.is_empty() {
+            return Some(secret.into_bytes());
+        }
+    }
+    let seed = STANDARD
+        .decode(env.secret("SIGNING_KEY").ok()?.to_string().trim())
+        .ok()?;
+    Some(idempotency::hmac_sha256(&seed, &[b"context-meter idempotency fingerprint v1"]).to_vec())
+}
+
+/// The pack's request fingerprint for `body` on `route_id` (None when no secret is available:
+/// the caller answers 503).
+pub fn pack_fingerprint(env: &Env, route_id: &str, body: &[u8]) -> Option<String> {
+    fingerprint_secret(env)
+        .map(|secret| idempotency::fingerprint(&secret, RELEASE_VERSION, route_id, body))
 }
 
 /// A settled payment: the ledger's payment columns and the `PAYMENT-RESPONSE` header value.
@@ -90,12 +152,21 @@ fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
-/// Closed JSON body of a payment refusal. `consumed` is false for every refusal before settlement.
+/// Closed JSON body of a payment refusal: `{code, message, <figures>, payment}`, where `payment`
+/// says what happened to the money in words that are true for the refusal: "not verified, not
+/// consumed" only where nothing can have moved; "uncertain…" or "released…" after a settle in
+/// doubt; absent on the 409/429 conflicts (their messages say nothing was charged).
 pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
-    // The one refusal shape of the service: {code, message, <figures>, payment}.
-    let mut body = crate::edge::respond::refusal_body(error, !consumed);
-    if consumed {
-        body["payment"] = Value::from("settled");
+    let untouched = !consumed && error.status() != 409 && error.status() != 429;
+    let mut body = crate::edge::respond::refusal_body(error, untouched);
+    let said = match error {
+        PaymentError::Uncertain { .. } => Some("uncertain: submitted, outcome not known yet"),
+        PaymentError::SettlementReleased => Some("released: did not land, not consumed"),
+        _ if consumed => Some("settled"),
+        _ => None,
+    };
+    if let Some(said) = said {
+        body["payment"] = Value::from(said);
     }
     body
 }
@@ -200,47 +271,97 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
     Ok((config, facilitator))
 }
 
+/// POSTs `body` and waits at most `timeout_ms` for the whole answer: Err(()) on a transport failure
+/// or timeout (the caller decides what that means; for `/settle` it is uncertainty).
+async fn post_json_within(
+    url: &str,
+    body: &Value,
+    timeout_ms: u64,
+) -> std::result::Result<Vec<u8>, ()> {
+    use futures_util::future::{select, Either};
+    let answer = std::pin::pin!(post_json(url, body));
+    let timer = std::pin::pin!(worker::Delay::from(std::time::Duration::from_millis(
+        timeout_ms
+    )));
+    match select(answer, timer).await {
+        Either::Left((Ok(bytes), _)) => Ok(bytes),
+        _ => Err(()),
+    }
+}
+
 async fn guard_call<T: serde::de::DeserializeOwned>(
     env: &Env,
-    claim_key: &str,
+    object: &str,
     command: &Command,
-) -> Result<T> {
-    let stub = env
-        .durable_object(guard::BINDING)?
-        .id_from_name(claim_key)?
-        .get_stub()?;
-    let headers = Headers::new();
-    headers.set("content-type", "application/json")?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(JsValue::from_str(&serde_json::to_string(command)?)));
-    let request = Request::new_with_init("https://payment-guard/", &init)?;
-    let mut response = stub.fetch_with_request(request).await?;
-    response.json::<T>().await
+) -> std::result::Result<T, PaymentError> {
+    let call = async {
+        let stub = env
+            .durable_object(guard::BINDING)?
+            .id_from_name(object)?
+            .get_stub()?;
+        let headers = Headers::new();
+        headers.set("content-type", "application/json")?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(JsValue::from_str(&serde_json::to_string(command)?)));
+        let request = Request::new_with_init("https://payment-guard/", &init)?;
+        let mut response = stub.fetch_with_request(request).await?;
+        response.json::<T>().await
+    };
+    call.await.map_err(|_| PaymentError::StateUnavailable)
+}
+
+async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
+    guard_call::<TransitionAnswer>(env, &guard::key_object(&claim.idempotency_key), &command)
+        .await
+        .map(|a| a.ok)
+        .unwrap_or(false)
+}
+
+/// The request a payment answer is for.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    req: &'a Request,
+    route_id: &'a str,
+    price_units: u64,
+    idempotency_key: &'a str,
 }
 
 /// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
-/// in `error`) so the client can pay again correctly; others carry the closed body only.
+/// in `error`) so the client can pay again correctly; Retry-After where the refusal has one
+/// (`retry_after_ms` overrides the refusal's own); the original `PAYMENT-RESPONSE` where `settled`
+/// is given; others the closed body only.
 fn refuse(
     error: PaymentError,
     config: Option<&PaymentConfig>,
-    req: &Request,
-    route_id: &str,
-    price_units: u64,
-    idempotency_key: &str,
+    asked: Asked,
+    settled: Option<&SettledFacts>,
+    retry_after_ms: Option<u64>,
 ) -> Result<Response> {
     let mut headers = Vec::new();
     if let (402, Some(config)) = (error.status(), config) {
         let required = payment::payment_required(
             config,
-            route_id,
-            price_units,
-            idempotency_key,
-            &resource_url(req),
+            asked.route_id,
+            asked.price_units,
+            asked.idempotency_key,
+            &resource_url(asked.req),
             Some(error.code()),
         );
         headers.push(("PAYMENT-REQUIRED", payment::encode_header(&required)));
+    }
+    let seconds = retry_after_ms
+        .map(PaymentError::seconds)
+        .or(error.retry_after_s());
+    if let Some(seconds) = seconds {
+        headers.push(("Retry-After", seconds.to_string()));
+    }
+    if let (Some(facts), Some(config)) = (settled, config) {
+        headers.push((
+            "PAYMENT-RESPONSE",
+            payment::payment_response_header(&config.network, &facts.payer, Some(&facts.tx_sig)),
+        ));
     }
     json_response(error.status(), &refusal_body(&error, false), &headers)
 }
@@ -285,7 +406,20 @@ pub async fn challenge(
 ) -> Result<Response> {
     let config = match load_config(env).await {
         Ok((config, _)) => config,
-        Err(error) => return json_response(error.status(), &refusal_body(&error, false), &[]),
+        Err(error) => {
+            return refuse(
+                error,
+                None,
+                Asked {
+                    req,
+                    route_id,
+                    price_units,
+                    idempotency_key,
+                },
+                None,
+                None,
+            )
+        }
     };
     if !is_valid_idempotency_key(idempotency_key) {
         let error = PaymentError::IdempotencyKeyInvalid;
@@ -294,16 +428,30 @@ pub async fn challenge(
     challenge_with(&config, req, route_id, price_units, idempotency_key)
 }
 
-/// The payment gate of a paid route. Call after free validation of the body.
+/// The payment gate of a paid route. Call after free validation of the body. `fingerprint` is the
+/// pack's keyed request fingerprint (None on the criteria families).
 pub async fn gate(
     req: &Request,
     env: &Env,
     route_id: &str,
     price_units: u64,
     idempotency_key: &str,
+    fingerprint: Option<&str>,
 ) -> Result<Gate> {
     let refused = |error: PaymentError, config: Option<&PaymentConfig>| -> Result<Gate> {
-        refuse(error, config, req, route_id, price_units, idempotency_key).map(Gate::Refused)
+        refuse(
+            error,
+            config,
+            Asked {
+                req,
+                route_id,
+                price_units,
+                idempotency_key,
+            },
+            None,
+            None,
+        )
+        .map(Gate::Refused)
     };
     let (config, facilitator) = match load_config(env).await {
         Ok(loaded) => loaded,
@@ -327,20 +475,70 @@ pub async fn gate(
         Ok(checked) => checked,
         Err(error) => return refused(error, Some(&config)),
     };
+    let tunables = tunables(env);
+    let now = now_ms();
 
-    let answer: ClaimAnswer = guard_call(
+    // The payment-attempt rate of the paying wallet, counted in that wallet's own object.
+    let wallet: TransitionAnswer = match guard_call(
         env,
-        &checked.claim_key,
-        &Command::Claim {
-            claim_key: checked.claim_key.clone(),
-            route_id: route_id.to_owned(),
-            idempotency_key: idempotency_key.to_owned(),
-            now_ms: now_ms(),
+        &guard::wallet_object(&checked.payer),
+        &Command::WalletAttempt {
+            now_ms: now,
+            max_attempts: tunables.attempts_per_wallet,
         },
     )
-    .await?;
-    let replay = |error: PaymentError| -> Result<Gate> {
-        json_response(error.status(), &refusal_body(&error, false), &[]).map(Gate::Replay)
+    .await
+    {
+        Ok(answer) => answer,
+        Err(error) => return refused(error, Some(&config)),
+    };
+    if !wallet.ok {
+        let wait = wallet.retry_after_ms.unwrap_or(1_000);
+        return refused(
+            PaymentError::RateLimited {
+                retry_after_s: PaymentError::seconds(wait),
+            },
+            Some(&config),
+        );
+    }
+
+    let decision: Decision = match guard_call(
+        env,
+        &guard::key_object(idempotency_key),
+        &Command::Begin {
+            route_id: route_id.to_owned(),
+            fingerprint: fingerprint.map(str::to_owned),
+            claim_key: checked.claim_key.clone(),
+            now_ms: now,
+            lease_ms: tunables.lease_ms,
+            max_attempts: tunables.attempts_per_key,
+        },
+    )
+    .await
+    {
+        Ok(decision) => decision,
+        Err(error) => return refused(error, Some(&config)),
+    };
+    let answer_with = |error: PaymentError,
+                       settled: Option<&SettledFacts>,
+                       wait_ms: Option<u64>|
+     -> Result<Gate> {
+        refuse(
+            error,
+            Some(&config),
+            Asked {
+                req,
+                route_id,
+                price_units,
+                idempotency_key,
+            },
+            settled,
+            wait_ms,
+        )
+        .map(Gate::Replay)
+    };
+    let conflict = |error: PaymentError, settled: Option<&SettledFacts>| -> Result<Gate> {
+        answer_with(error, settled, None)
     };
     let mut claim = Claim {
         route_id: route_id.to_owned(),
@@ -348,20 +546,47 @@ pub async fn gate(
         price_units,
         checked,
         resumed: None,
-        config,
+        config: config.clone(),
     };
-    match answer.decision.as_str() {
-        "fresh" => {}
-        "resume" => {
-            claim.resumed = answer.facts;
-            if claim.resumed.is_some() {
-                return Ok(Gate::Proceed(Box::new(claim)));
-            }
-            return replay(PaymentError::InProgress);
+    match decision {
+        Decision::Fresh => {}
+        Decision::Resume(facts) => {
+            claim.resumed = Some(facts);
+            return Ok(Gate::Proceed(Box::new(claim)));
         }
-        "replay" => return replay(PaymentError::Replayed),
-        "bound_elsewhere" => return replay(PaymentError::BoundElsewhere),
-        _ => return replay(PaymentError::InProgress),
+        Decision::Reconcile => {
+            return match reconcile_claim(env, &claim, &facilitator).await {
+                Reconciled::Landed(facts) => {
+                    claim.resumed = Some(facts);
+                    Ok(Gate::Proceed(Box::new(claim)))
+                }
+                Reconciled::Released => refused(PaymentError::SettlementReleased, Some(&config)),
+                Reconciled::Unknown(error) => conflict(error, None),
+            };
+        }
+        Decision::RouteConflict => return conflict(PaymentError::IdempotencyConflict, None),
+        Decision::InputConflict => return conflict(PaymentError::RetryInputInvalid, None),
+        Decision::ProofConflict => return conflict(PaymentError::ProofConflict, None),
+        Decision::InProgress { retry_after_ms } => {
+            return answer_with(PaymentError::InProgress, None, Some(retry_after_ms));
+        }
+        Decision::Delivered(facts) => return conflict(PaymentError::Replayed, Some(&facts)),
+        Decision::TooEarly { retry_after_ms } => {
+            return conflict(
+                PaymentError::RetryTooEarly {
+                    retry_after_s: PaymentError::seconds(retry_after_ms),
+                },
+                None,
+            )
+        }
+        Decision::RateLimited { retry_after_ms } => {
+            return conflict(
+                PaymentError::RateLimited {
+                    retry_after_s: PaymentError::seconds(retry_after_ms),
+                },
+                None,
+            )
+        }
     }
 
     let body = facilitator_request(&claim.checked, idempotency_key);
@@ -380,9 +605,100 @@ pub async fn gate(
     Ok(Gate::Proceed(Box::new(claim)))
 }
 
+/// What reconciling an uncertain payment decided.
+enum Reconciled {
+    /// It landed: deliver without a second charge.
+    Landed(SettledFacts),
+    /// It did not land and can no longer land: the claim is released.
+    Released,
+    /// Still unknown: PAYMENT_UNCERTAIN again (the claim is kept).
+    Unknown(PaymentError),
+}
+
+async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
+    post_json(rpc_url, body).await.ok()
+}
+
+/// Asks the chain about an uncertain payment (blockhash validity first, then the memo in the
+/// payer's token-account history); when it is still unknown and can still land, re-submits the
+/// same signed payment through `/settle` (idempotent: the same message has one signature, which
+/// the chain executes at most once). Records the outcome.
+async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconciled {
+    let facts = |tx_sig: String| SettledFacts {
+        tx_sig,
+        payer: claim.checked.payer.clone(),
+        fee_lamports: claim.checked.fee_lamports,
+        house: claim.checked.house,
+        settled_ms: now_ms(),
+    };
+    let mut chain = ChainVerdict::Unknown;
+    let rpc_url = crate::edge::config::var(env, "SOLANA_RPC_URL");
+    if let (Some(rpc_url), Some(query)) = (
+        rpc_url.as_deref(),
+        reconcile::chain_query(&claim.checked.transaction_base64),
+    ) {
+        let valid = rpc_call(rpc_url, &reconcile::blockhash_valid_request(&query))
+            .await
+            .and_then(|b| reconcile::read_blockhash_valid(&b));
+        let memo = payment::memo_for(&claim.route_id, &claim.idempotency_key);
+        let found = match rpc_call(rpc_url, &reconcile::signatures_request(&query)).await {
+            Some(body) => reconcile::find_memo(&body, &memo),
+            None => reconcile::MemoScan::Unreadable,
+        };
+        chain = reconcile::chain_verdict(valid, found);
+    }
+    if chain == ChainVerdict::Unknown {
+        // It can still land (or the chain did not answer): submit the same signed payment again.
+        let body = facilitator_request(&claim.checked, &claim.idempotency_key);
+        let timeout = tunables(env).settle_timeout_ms;
+        if let Ok(answer) = post_json_within(&format!("{facilitator}/settle"), &body, timeout).await
+        {
+            if let SettleVerdict::Landed { tx_sig } = reconcile::settle_verdict(&answer) {
+                chain = ChainVerdict::Landed { tx_sig };
+            }
+        }
+    }
+    match chain {
+        ChainVerdict::Landed { tx_sig } => {
+            let facts = facts(tx_sig);
+            let command = Command::Settled {
+                claim_key: claim.claim_key().to_owned(),
+                facts: facts.clone(),
+            };
+            if !transition(env, claim, command).await {
+                worker::console_error!("payment guard: reconciled settlement not recorded");
+            }
+            Reconciled::Landed(facts)
+        }
+        ChainVerdict::Failed => {
+            let _ = release(env, claim.clone()).await;
+            Reconciled::Released
+        }
+        ChainVerdict::Unknown => Reconciled::Unknown(mark_uncertain(env, claim).await),
+    }
+}
+
+/// Records the claim as uncertain and returns the refusal to answer.
+async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
+    let command = Command::Uncertain {
+        claim_key: claim.claim_key().to_owned(),
+        now_ms: now_ms(),
+        retry_after_ms: UNCERTAIN_RETRY_AFTER_MS,
+    };
+    if !transition(env, claim, command).await {
+        // The record stays `settling`; after its lease the next retry reconciles all the same.
+        worker::console_error!("payment guard: uncertain state not recorded");
+    }
+    PaymentError::Uncertain {
+        retry_after_s: PaymentError::seconds(UNCERTAIN_RETRY_AFTER_MS),
+    }
+}
+
 /// Settles a claimed payment after the engine produced a chargeable result. A resumed claim
-/// returns its earlier settlement (no second charge). On failure: 402 with `PAYMENT-RESPONSE`
-/// (success false) and a closed body; the claim is released unless the outcome is still pending.
+/// returns its earlier settlement (no second charge). `settling` is recorded before `/settle` is
+/// called. Landed → Ok. Refused by the facilitator before signing, or definitely failed on chain →
+/// 402 (released, nothing charged). Pending, a failed connection, a timeout, or any other answer →
+/// the chain is asked at once; still unknown → 409 PAYMENT_UNCERTAIN with Retry-After, claim kept.
 pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Response> {
     let network = claim.config.network.clone();
     let settled = |facts: &SettledFacts, resumed: bool| Settled {
@@ -402,32 +718,48 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         return Ok(settled(facts, true));
     }
     let failure = |error: PaymentError| -> Response {
-        let header = payment::payment_response_header(&network, &claim.checked.payer, None);
-        json_response(
-            402,
-            &refusal_body(&error, false),
-            &[("PAYMENT-RESPONSE", header)],
-        )
-        .unwrap_or_else(|_| ResponseBuilder::new().with_status(402).empty())
+        let mut headers = Vec::new();
+        if error.status() == 402 {
+            let header = payment::payment_response_header(&network, &claim.checked.payer, None);
+            headers.push(("PAYMENT-RESPONSE", header));
+        }
+        if let Some(seconds) = error.retry_after_s() {
+            headers.push(("Retry-After", seconds.to_string()));
+        }
+        json_response(error.status(), &refusal_body(&error, false), &headers)
+            .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
     };
     let facilitator = match var(env, "FACILITATOR_URL") {
         Ok(url) => url.trim_end_matches('/').to_owned(),
-        Err(error) => return Err(failure(error)),
+        Err(error) => {
+            let _ = release(env, claim.clone()).await;
+            return Err(failure(error));
+        }
     };
+    let tunables = tunables(env);
+    // Nothing moves before this is written; if it cannot be written, nothing is submitted.
+    let marked = guard_call::<TransitionAnswer>(
+        env,
+        &guard::key_object(&claim.idempotency_key),
+        &Command::Settling {
+            claim_key: claim.claim_key().to_owned(),
+            now_ms: now_ms(),
+            lease_ms: tunables.lease_ms,
+        },
+    )
+    .await;
+    if !matches!(marked, Ok(TransitionAnswer { ok: true, .. })) {
+        let _ = release(env, claim.clone()).await;
+        return Err(failure(PaymentError::StateUnavailable));
+    }
     let body = facilitator_request(&claim.checked, &claim.idempotency_key);
     let url = format!("{facilitator}/settle");
-    let mut outcome = SettleOutcome::Failed;
-    for _attempt in 0..2 {
-        outcome = match post_json(&url, &body).await {
-            Ok(answer) => read_settle_response(&answer),
-            Err(_) => SettleOutcome::Failed,
-        };
-        if outcome != SettleOutcome::Pending {
-            break;
-        }
-    }
-    match outcome {
-        SettleOutcome::Settled { tx_sig } => {
+    let verdict = match post_json_within(&url, &body, tunables.settle_timeout_ms).await {
+        Ok(answer) => reconcile::settle_verdict(&answer),
+        Err(()) => SettleVerdict::Unknown,
+    };
+    let landed = match verdict {
+        SettleVerdict::Landed { tx_sig } => {
             let facts = SettledFacts {
                 tx_sig,
                 payer: claim.checked.payer.clone(),
@@ -436,36 +768,34 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
                 settled_ms: now_ms(),
             };
             // The money moved: record it; a guard failure here must not hide the settlement.
-            let recorded: Result<TransitionAnswer> = guard_call(
-                env,
-                claim.claim_key(),
-                &Command::Settled {
-                    facts: facts.clone(),
-                },
-            )
-            .await;
-            if !recorded.map(|a| a.ok).unwrap_or(false) {
+            let command = Command::Settled {
+                claim_key: claim.claim_key().to_owned(),
+                facts: facts.clone(),
+            };
+            if !transition(env, claim, command).await {
                 worker::console_error!("payment guard: settled state not recorded");
             }
-            Ok(settled(&facts, false))
+            facts
         }
-        SettleOutcome::Pending => Err(failure(PaymentError::SettlementPending)),
-        SettleOutcome::Failed => {
+        SettleVerdict::NotSent => {
             let _ = release(env, claim.clone()).await;
-            Err(failure(PaymentError::SettlementFailed))
+            return Err(failure(PaymentError::SettlementFailed));
         }
-    }
+        SettleVerdict::Unknown => match reconcile_claim(env, claim, &facilitator).await {
+            Reconciled::Landed(facts) => facts,
+            Reconciled::Released => return Err(failure(PaymentError::SettlementReleased)),
+            Reconciled::Unknown(error) => return Err(failure(error)),
+        },
+    };
+    Ok(settled(&landed, false))
 }
 
-/// Records delivery: from now on the same payment is answered 409.
+/// Records delivery: from now on the same payment is answered 409 with its PAYMENT-RESPONSE.
 pub async fn delivered(env: &Env, claim: &Claim) -> Result<()> {
-    let answer: TransitionAnswer = guard_call(
-        env,
-        claim.claim_key(),
-        &Command::Delivered { now_ms: now_ms() },
-    )
-    .await?;
-    if answer.ok {
+    let command = Command::Delivered {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    if transition(env, claim, command).await {
         Ok(())
     } else {
         Err(worker::Error::RustError(
@@ -474,9 +804,12 @@ pub async fn delivered(env: &Env, claim: &Claim) -> Result<()> {
     }
 }
 
-/// Nothing was delivered: frees an unsettled claim (the payment can be used again) or, if it was
+/// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was
 /// settled, keeps the settlement and lets the same payment resume at once.
 pub async fn release(env: &Env, claim: Claim) -> Result<()> {
-    let _: TransitionAnswer = guard_call(env, claim.claim_key(), &Command::Release).await?;
+    let command = Command::Release {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    let _ = transition(env, &claim, command).await;
     Ok(())
 }

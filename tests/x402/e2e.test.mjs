@@ -154,7 +154,8 @@ test("the same payment under another Idempotency-Key or on another route is refu
   const key = newKey();
   const { header } = await paymentFor(A, key);
   const before = await merchantBalance();
-  await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 402, "other key");
+  // Under another key the payment-identifier no longer equals the key: 400, as the contract says.
+  await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 400, "other key");
   if (B) await assertRefusedUnconsumed(await post(B, { key, headers: { "PAYMENT-SIGNATURE": header } }), 402, "other route");
   await assertNothingMoved(before, "misbound payment");
   // Not consumed: the payment still works where it belongs.

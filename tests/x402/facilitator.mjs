@@ -5,8 +5,16 @@
 //
 // Usage: node tests/x402/facilitator.mjs [--port N] [--rpc URL] [--keep-alive-ms N]
 //        (prints one JSON line when ready)
-// Library: startFacilitator({ port, rpcUrl, keepAliveMs }) → { url, feePayer, close() }.
+// Library: startFacilitator({ port, rpcUrl, keepAliveMs, faults }) → { url, feePayer, close(), fault() }.
 // keepAliveMs: how long an idle keep-alive connection stays open (Node's default, 5 s, when unset).
+// faults (test only, off unless asked for): fault({ settle, verify, stallMs, times }) arms the next
+// `times` (default 1) /settle or /verify calls:
+//   settle: "drop-after-submit"  settles for real (the payment lands), then destroys the connection
+//           "stall-after-submit" settles for real, then holds the answer stallMs before sending it
+//           "pending-after-submit" settles for real, then answers errorReason "settlement_pending"
+//           "drop-before-submit" destroys the connection without settling (nothing lands)
+//   verify: "stall" holds /verify stallMs before answering it
+// fault(null) disarms. The same switch is served at POST /test/fault when faults is true.
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { x402Facilitator } from "@x402/core/facilitator";
@@ -42,7 +50,22 @@ function send(res, status, value) {
   res.end(JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
 }
 
-export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs } = {}) {
+export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs, faults = false } = {}) {
+  let armed = null; // { settle?, verify?, stallMs, times }
+  const fault = (spec) => {
+    if (!faults) throw new Error("faults are off for this facilitator");
+    armed = spec ? { stallMs: 10_000, times: 1, ...spec } : null;
+  };
+  const take = (kind) => {
+    if (!armed?.[kind]) return null;
+    const mode = armed[kind];
+    const stallMs = armed.stallMs;
+    armed.times -= 1;
+    if (armed.times <= 0) armed = null;
+    return { mode, stallMs };
+  };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const settled = []; // every settle outcome of this facilitator: { success, transaction, fault }
   const keypair = await createKeyPairSignerFromPrivateKeyBytes(seedOf("feePayer"));
   const facilitator = new x402Facilitator().register(
     NETWORK,
@@ -55,17 +78,34 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
       if (req.method === "GET" && req.url === "/supported") {
         return send(res, 200, facilitator.getSupported());
       }
+      if (faults && req.method === "POST" && req.url === "/test/fault") {
+        fault(await readJson(req));
+        return send(res, 200, { armed });
+      }
       if (req.method === "POST" && (req.url === "/verify" || req.url === "/settle")) {
         const body = await readJson(req);
         const { paymentPayload, paymentRequirements } = body ?? {};
         if (!paymentPayload || !paymentRequirements) return send(res, 400, { error: "paymentPayload and paymentRequirements are required" });
         if (req.url === "/verify") {
+          const injected = take("verify");
+          if (injected?.mode === "stall") await sleep(injected.stallMs);
           const result = await facilitator.verify(paymentPayload, paymentRequirements);
           log("verify", result.isValid, result.invalidReason ?? "");
           return send(res, 200, result);
         }
+        const injected = take("settle");
+        if (injected?.mode === "drop-before-submit") {
+          settled.push({ success: false, transaction: "", fault: injected.mode });
+          return req.socket.destroy();
+        }
         const result = await facilitator.settle(paymentPayload, paymentRequirements);
-        log("settle", result.success, result.errorReason ?? result.transaction);
+        settled.push({ success: result.success, transaction: result.transaction, errorReason: result.errorReason, fault: injected?.mode ?? null });
+        log("settle", result.success, result.errorReason ?? result.transaction, injected?.mode ?? "");
+        if (injected?.mode === "drop-after-submit") return req.socket.destroy();
+        if (injected?.mode === "stall-after-submit") await sleep(injected.stallMs);
+        if (injected?.mode === "pending-after-submit") {
+          return send(res, 200, { success: false, errorReason: "settlement_pending", transaction: "", network: result.network, payer: result.payer });
+        }
         return send(res, 200, result);
       }
       send(res, 404, { error: "not found" });
@@ -80,7 +120,13 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
   return {
     url,
     feePayer: keypair.address,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    fault,
+    settled,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections?.();
+      }),
   };
 }
 

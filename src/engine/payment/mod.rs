@@ -19,8 +19,10 @@
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
 pub mod guard;
+pub mod idempotency;
 pub mod layout;
 pub mod pda;
+pub mod reconcile;
 pub mod transaction;
 
 use crate::engine::base58;
@@ -128,12 +130,16 @@ pub enum PaymentError {
     MemoCount,
     ComputeBudgetInvalid,
     ComputeLimitTooHigh,
-    ComputePriceTooHigh { cap: u64 },
+    ComputePriceTooHigh {
+        cap: u64,
+    },
     FeePayerInInstruction,
     InvalidMint,
     InvalidDecimals,
     InvalidPayee,
-    InvalidAmount { expected: u64 },
+    InvalidAmount {
+        expected: u64,
+    },
     InvalidMemo,
     SignatureInvalid,
     VerifyRejected,
@@ -144,6 +150,48 @@ pub enum PaymentError {
     InProgress,
     BoundElsewhere,
     ConfigInvalid,
+    /// `/settle` was pending, failed on the connection or timed out, and the chain has not
+    /// decided yet: the claim is kept; retry the same request after Retry-After.
+    Uncertain {
+        retry_after_s: u64,
+    },
+    /// An uncertain payment definitely did not land (or can no longer land): released.
+    SettlementReleased,
+    /// The Idempotency-Key was first used on another route.
+    IdempotencyConflict,
+    /// (context-budget-pack) The Idempotency-Key was first used with another body or release.
+    RetryInputInvalid,
+    /// Another payment proof holds this Idempotency-Key.
+    ProofConflict,
+    /// Retried before the Retry-After this key was given.
+    RetryTooEarly {
+        retry_after_s: u64,
+    },
+    /// Too many payment attempts under this key or from this wallet in the window.
+    RateLimited {
+        retry_after_s: u64,
+    },
+    /// The payment state (a Durable Object) could not be reached.
+    StateUnavailable,
+}
+
+impl PaymentError {
+    /// Seconds for a `Retry-After` header, for the refusals that carry one.
+    pub fn retry_after_s(&self) -> Option<u64> {
+        match self {
+            PaymentError::Uncertain { retry_after_s }
+            | PaymentError::RetryTooEarly { retry_after_s }
+            | PaymentError::RateLimited { retry_after_s } => Some(*retry_after_s),
+            PaymentError::InProgress => Some(1),
+            PaymentError::FacilitatorUnavailable | PaymentError::StateUnavailable => Some(5),
+            _ => None,
+        }
+    }
+
+    /// Whole seconds (at least 1) from milliseconds, for `Retry-After`.
+    pub fn seconds(ms: u64) -> u64 {
+        ms.div_ceil(1000).max(1)
+    }
 }
 
 impl ClosedError for PaymentError {
@@ -181,16 +229,34 @@ impl ClosedError for PaymentError {
             InProgress => "payment_in_progress",
             BoundElsewhere => "payment_bound_elsewhere",
             ConfigInvalid => "payment_config_invalid",
+            Uncertain { .. } => "PAYMENT_UNCERTAIN",
+            SettlementReleased => "payment_released",
+            IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
+            RetryInputInvalid => "INVALID_RETRY_INPUT",
+            ProofConflict => "payment_proof_conflict",
+            RetryTooEarly { .. } => "INVALID_RETRY_AFTER",
+            RateLimited { .. } => "payment_rate_limited",
+            StateUnavailable => "payment_state_unavailable",
         }
     }
 
     fn status(&self) -> u16 {
         use PaymentError::*;
         match self {
-            IdempotencyKeyInvalid | HeaderOversized | HeaderMalformed | VersionUnsupported => 400,
-            Replayed | InProgress | BoundElsewhere => 409,
-            FacilitatorUnavailable | SettlementPending => 503,
-            ConfigInvalid => 500,
+            IdempotencyKeyInvalid
+            | HeaderOversized
+            | HeaderMalformed
+            | VersionUnsupported
+            | IdentifierMismatch => 400,
+            Replayed
+            | InProgress
+            | BoundElsewhere
+            | Uncertain { .. }
+            | IdempotencyConflict
+            | RetryInputInvalid
+            | ProofConflict => 409,
+            RetryTooEarly { .. } | RateLimited { .. } => 429,
+            FacilitatorUnavailable | SettlementPending | ConfigInvalid | StateUnavailable => 503,
             _ => 402,
         }
     }
@@ -228,7 +294,15 @@ impl ClosedError for PaymentError {
             Replayed => "This payment has already been delivered on.",
             InProgress => "This payment is being processed by another request.",
             BoundElsewhere => "This payment was claimed for another route or Idempotency-Key.",
-            ConfigInvalid => "The payment configuration of this service is invalid.",
+            ConfigInvalid => "The payment configuration of this service is unavailable; nothing was charged.",
+            Uncertain { .. } => "The payment was submitted but its settlement is not known yet; nothing is delivered yet and the claim is kept. Retry the identical request (same Idempotency-Key, body and PAYMENT-SIGNATURE) after Retry-After; never pay again under this key.",
+            SettlementReleased => "The earlier payment under this Idempotency-Key did not land and can no longer land; nothing was charged. Pay the new challenge to retry.",
+            IdempotencyConflict => "This Idempotency-Key was first used on another route; nothing was charged. Use a fresh key.",
+            RetryInputInvalid => "This Idempotency-Key was first used with another request body or service release; nothing was charged. Retry only with the identical body, or use a fresh key.",
+            ProofConflict => "Another payment holds this Idempotency-Key; nothing was charged for this one. Retry with the original PAYMENT-SIGNATURE, or use a fresh key.",
+            RetryTooEarly { .. } => "The retry came before the Retry-After this Idempotency-Key was given; nothing was charged. Wait, then retry the identical request.",
+            RateLimited { .. } => "Too many payment attempts for this Idempotency-Key or wallet; nothing was charged. Wait for Retry-After and keep the same payment identity.",
+            StateUnavailable => "The payment state is unavailable; nothing was charged. Retry the identical request later.",
         }
     }
 
@@ -242,6 +316,11 @@ impl ClosedError for PaymentError {
             ],
             PaymentError::ComputeLimitTooHigh => {
                 vec![("max_compute_units", u64::from(MAX_COMPUTE_UNIT_LIMIT))]
+            }
+            PaymentError::Uncertain { retry_after_s }
+            | PaymentError::RetryTooEarly { retry_after_s }
+            | PaymentError::RateLimited { retry_after_s } => {
+                vec![("retry_after_s", *retry_after_s)]
             }
             _ => Vec::new(),
         }

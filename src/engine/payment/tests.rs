@@ -1128,6 +1128,14 @@ fn error_codes_are_distinct_and_messages_static() {
         InProgress,
         BoundElsewhere,
         ConfigInvalid,
+        Uncertain { retry_after_s: 5 },
+        SettlementReleased,
+        IdempotencyConflict,
+        RetryInputInvalid,
+        ProofConflict,
+        RetryTooEarly { retry_after_s: 1 },
+        RateLimited { retry_after_s: 1 },
+        StateUnavailable,
     ];
     let mut codes: Vec<&str> = all.iter().map(|e| e.code()).collect();
     codes.sort_unstable();
@@ -1135,7 +1143,16 @@ fn error_codes_are_distinct_and_messages_static() {
     assert_eq!(codes.len(), all.len());
     assert!(all
         .iter()
-        .all(|e| !e.message().is_empty() && [400, 402, 409, 500, 503].contains(&e.status())));
+        .all(|e| !e.message().is_empty() && [400, 402, 409, 429, 503].contains(&e.status())));
+    // The contract's statuses: a payment-identifier that is not the key is 400, uncertainty 409,
+    // an unavailable configuration 503, every Retry-After refusal carries its figure.
+    assert_eq!(IdentifierMismatch.status(), 400);
+    assert_eq!(Uncertain { retry_after_s: 5 }.status(), 409);
+    assert_eq!(ConfigInvalid.status(), 503);
+    assert_eq!(
+        RetryTooEarly { retry_after_s: 3 }.figures(),
+        vec![("retry_after_s", 3)]
+    );
     assert_eq!(Replayed.status(), 409);
     assert_eq!(
         InvalidAmount { expected: 5 }.figures(),

@@ -19,6 +19,7 @@ import {
   getBase64Encoder,
   getProgramDerivedAddress,
   getTransactionDecoder,
+  getCompiledTransactionMessageDecoder,
   lamports,
 } from "@solana/kit";
 import { seedOf, USDC_MINT, SVM_PORT } from "../wallets.mjs";
@@ -117,6 +118,18 @@ function describeErr(failed) {
   }
 }
 
+const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+
+/** The static accounts and memo texts of a landed transaction (for getSignaturesForAddress). */
+function historyOf(tx) {
+  const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  const accounts = message.staticAccounts.map(String);
+  const memos = message.instructions
+    .filter((ix) => accounts[ix.programAddressIndex] === MEMO_PROGRAM)
+    .map((ix) => Buffer.from(ix.data ?? []).toString("utf8"));
+  return { accounts, memos };
+}
+
 class RpcError extends Error {
   constructor(code, message) {
     super(message);
@@ -179,9 +192,24 @@ const methods = {
     if (failed) throw new RpcError(-32002, `Transaction simulation failed: ${describeErr(failed)}`);
     const signature = getBase58Decoder().decode(result.signature());
     slot += 1n;
-    statuses.set(signature, { slot: Number(slot), err: null });
+    statuses.set(signature, { slot: Number(slot), err: null, ...historyOf(tx) });
     return signature;
   },
+  // The chain questions the worker's reconciliation asks (standard Solana JSON-RPC shapes).
+  isBlockhashValid: ([hash]) => ({ context: { slot: Number(slot) }, value: hash === svm.latestBlockhash() }),
+  getSignaturesForAddress: ([addr, config = {}]) =>
+    [...statuses.entries()]
+      .filter(([, s]) => s.accounts?.includes(addr))
+      .reverse()
+      .slice(0, config.limit ?? 1000)
+      .map(([signature, s]) => ({
+        signature,
+        slot: s.slot,
+        err: s.err,
+        memo: s.memos.length ? s.memos.map((m) => `[${Buffer.byteLength(m)}] ${m}`).join("; ") : null,
+        blockTime: null,
+        confirmationStatus: "finalized",
+      })),
   getSignatureStatuses: ([signatures]) => ({
     context: { slot: Number(slot) },
     value: signatures.map((sig) => {

@@ -1,0 +1,426 @@
+//! The per-key idempotency record and its retry rules (pure; the `PaymentGuard` Durable Object in
+//! `edge::guard` stores one record per Idempotency-Key and applies these transitions atomically).
+//!
+//! A record lives 24 hours ([`RECORD_TTL_MS`]) and holds payment facts only: the route the key was
+//! first used on, the claim (SHA-256 of the payment's transaction message), the state, times, the
+//! settlement facts, and the times of recent payment attempts (for the per-key rate). Never the
+//! result. For context-budget-pack alone it also holds a keyed HMAC of (release version, route,
+//! body) ([`fingerprint`]), because that contract asks for INVALID_RETRY_INPUT; the criteria families
+//! keep nothing derived from a submission.
+//!
+//! States: `claimed` (verify and engine running, nothing submitted) → `settling` (written *before*
+//! `/settle` is called) → `settled` → `delivered`; `settling` → `uncertain` when `/settle` was
+//! pending, failed on the connection or timed out; `released` when nothing moved (or the payment
+//! definitely failed). A holder that vanished while `claimed` left nothing behind: the claim may be
+//! taken afresh after its lease. A holder that vanished while `settling` may have moved money: the
+//! next retry with the same proof reconciles, exactly as after `uncertain`.
+
+use super::guard::SettledFacts;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// How long a key's record is kept (the contract's 24-hour replay window).
+pub const RECORD_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+/// The window over which payment attempts are counted (per key and per wallet).
+pub const ATTEMPT_WINDOW_MS: u64 = 60_000;
+/// How long a client is told to wait after PAYMENT_UNCERTAIN before retrying.
+pub const UNCERTAIN_RETRY_AFTER_MS: u64 = 5_000;
+
+/// Where one key's payment stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyState {
+    Claimed,
+    Settling,
+    Uncertain,
+    Settled,
+    Delivered,
+    Released,
+}
+
+impl KeyState {
+    /// The state's name as served and documented.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyState::Claimed => "claimed",
+            KeyState::Settling => "settling",
+            KeyState::Uncertain => "uncertain",
+            KeyState::Settled => "settled",
+            KeyState::Delivered => "delivered",
+            KeyState::Released => "released",
+        }
+    }
+}
+
+/// The stored record of one Idempotency-Key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    pub route_id: String,
+    pub created_ms: u64,
+    /// context-budget-pack only: hex HMAC-SHA256 (server secret) of release version, route, body.
+    pub fingerprint: Option<String>,
+    /// The current claim: hex SHA-256 of the payment's transaction message (None once released).
+    pub claim_key: Option<String>,
+    pub state: KeyState,
+    pub lease_until_ms: u64,
+    /// A retry of the same attempt before this time is INVALID_RETRY_AFTER (the Retry-After given).
+    pub retry_at_ms: u64,
+    pub settled: Option<SettledFacts>,
+    /// Times of the payment attempts inside the last [`ATTEMPT_WINDOW_MS`].
+    pub attempts: Vec<u64>,
+}
+
+/// One request under a key that carries a payment.
+#[derive(Debug, Clone, Copy)]
+pub struct Attempt<'a> {
+    pub route_id: &'a str,
+    pub fingerprint: Option<&'a str>,
+    pub claim_key: &'a str,
+    pub now_ms: u64,
+    pub lease_ms: u64,
+    pub max_attempts: u32,
+}
+
+/// What a request under a key gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Claimed: verify, run, settle.
+    Fresh,
+    /// Settled by an earlier attempt, never delivered: run and deliver, no second charge.
+    Resume(SettledFacts),
+    /// The outcome of an earlier settle is unknown: ask the chain before anything else.
+    Reconcile,
+    /// The key was first used on another route: 409 IDEMPOTENCY_CONFLICT, free.
+    RouteConflict,
+    /// (pack) The key was first used with another body or release: 409 INVALID_RETRY_INPUT, free.
+    InputConflict,
+    /// Another proof holds this key (claimed, settling, uncertain, settled or delivered): 409.
+    ProofConflict,
+    /// The same proof is being processed by another request: 409 with Retry-After.
+    InProgress { retry_after_ms: u64 },
+    /// Delivered already: 409 with the original PAYMENT-RESPONSE.
+    Delivered(SettledFacts),
+    /// Retried before the Retry-After this key was given: 429 INVALID_RETRY_AFTER.
+    TooEarly { retry_after_ms: u64 },
+    /// Too many payment attempts under this key in the window: 429 with Retry-After.
+    RateLimited { retry_after_ms: u64 },
+}
+
+/// Counts one attempt at `now_ms` into `attempts` (dropping those outside the window), or says how
+/// long to wait when `max_attempts` are already inside it. Shared by the key and wallet counts.
+pub fn count_attempt(attempts: &mut Vec<u64>, now_ms: u64, max_attempts: u32) -> Result<(), u64> {
+    attempts.retain(|&at| at.saturating_add(ATTEMPT_WINDOW_MS) > now_ms && at <= now_ms);
+    if attempts.len() >= max_attempts as usize {
+        let oldest = attempts.iter().copied().min().unwrap_or(now_ms);
+        return Err(oldest
+            .saturating_add(ATTEMPT_WINDOW_MS)
+            .saturating_sub(now_ms)
+            .max(1));
+    }
+    attempts.push(now_ms);
+    Ok(())
+}
+
+fn live(existing: Option<&KeyRecord>, now_ms: u64) -> Option<&KeyRecord> {
+    existing.filter(|r| r.created_ms.saturating_add(RECORD_TTL_MS) > now_ms)
+}
+
+/// Decides a request under a key and returns the record to store (None = store nothing).
+pub fn begin(existing: Option<&KeyRecord>, attempt: &Attempt) -> (Decision, Option<KeyRecord>) {
+    let now = attempt.now_ms;
+    let claim = |record: &mut KeyRecord| {
+        record.claim_key = Some(attempt.claim_key.to_owned());
+        record.state = KeyState::Claimed;
+        record.lease_until_ms = now.saturating_add(attempt.lease_ms);
+        record.retry_at_ms = 0;
+        record.settled = None;
+    };
+    let Some(existing) = live(existing, now) else {
+        let mut record = KeyRecord {
+            route_id: attempt.route_id.to_owned(),
+            created_ms: now,
+            fingerprint: attempt.fingerprint.map(str::to_owned),
+            claim_key: None,
+            state: KeyState::Claimed,
+            lease_until_ms: 0,
+            retry_at_ms: 0,
+            settled: None,
+            attempts: vec![now],
+        };
+        claim(&mut record);
+        return (Decision::Fresh, Some(record));
+    };
+    if existing.route_id != attempt.route_id {
+        return (Decision::RouteConflict, None);
+    }
+    if existing.fingerprint.as_deref() != attempt.fingerprint {
+        return (Decision::InputConflict, None);
+    }
+    let mut record = existing.clone();
+    if let Err(wait) = count_attempt(&mut record.attempts, now, attempt.max_attempts) {
+        return (
+            Decision::RateLimited {
+                retry_after_ms: wait,
+            },
+            None,
+        );
+    }
+    let same_proof = record.claim_key.as_deref() == Some(attempt.claim_key);
+    let leased = now < record.lease_until_ms;
+    let decision = match record.state {
+        KeyState::Delivered => match (&record.settled, same_proof) {
+            (Some(facts), true) => Decision::Delivered(facts.clone()),
+            _ => Decision::ProofConflict,
+        },
+        KeyState::Released => {
+            claim(&mut record);
+            Decision::Fresh
+        }
+        _ if !same_proof => Decision::ProofConflict,
+        _ if now < record.retry_at_ms => Decision::TooEarly {
+            retry_after_ms: record.retry_at_ms - now,
+        },
+        KeyState::Claimed | KeyState::Settling | KeyState::Settled if leased => {
+            record.retry_at_ms = record.lease_until_ms;
+            Decision::InProgress {
+                retry_after_ms: record.lease_until_ms - now,
+            }
+        }
+        // The holder vanished before `/settle` was called: nothing moved.
+        KeyState::Claimed => {
+            claim(&mut record);
+            Decision::Fresh
+        }
+        // The holder vanished during `/settle`, or the settle was uncertain: reconcile first.
+        KeyState::Settling | KeyState::Uncertain => {
+            record.state = KeyState::Settling;
+            record.lease_until_ms = now.saturating_add(attempt.lease_ms);
+            record.retry_at_ms = 0;
+            Decision::Reconcile
+        }
+        KeyState::Settled => match &record.settled {
+            Some(facts) => {
+                record.lease_until_ms = now.saturating_add(attempt.lease_ms);
+                Decision::Resume(facts.clone())
+            }
+            None => Decision::ProofConflict,
+        },
+    };
+    (decision, Some(record))
+}
+
+/// Why a transition was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransitionError {
+    /// No record, or the record holds another claim.
+    NotHolder,
+    /// The record is not in a state this transition starts from.
+    WrongState,
+}
+
+fn held<'a>(
+    existing: Option<&'a KeyRecord>,
+    claim_key: &str,
+) -> Result<&'a KeyRecord, TransitionError> {
+    existing
+        .filter(|r| r.claim_key.as_deref() == Some(claim_key))
+        .ok_or(TransitionError::NotHolder)
+}
+
+/// claimed → settling, written before `/settle` is called (renews the lease).
+pub fn settling(
+    existing: Option<&KeyRecord>,
+    claim_key: &str,
+    now_ms: u64,
+    lease_ms: u64,
+) -> Result<KeyRecord, TransitionError> {
+    let record = held(existing, claim_key)?;
+    match record.state {
+        KeyState::Claimed | KeyState::Settling => {
+            let mut next = record.clone();
+            next.state = KeyState::Settling;
+            next.lease_until_ms = now_ms.saturating_add(lease_ms);
+            Ok(next)
+        }
+        _ => Err(TransitionError::WrongState),
+    }
+}
+
+/// settling | uncertain → settled (idempotent for the same signature).
+pub fn settled(
+    existing: Option<&KeyRecord>,
+    claim_key: &str,
+    facts: SettledFacts,
+) -> Result<KeyRecord, TransitionError> {
+    let record = held(existing, claim_key)?;
+    match record.state {
+        KeyState::Settling | KeyState::Uncertain => {
+            let mut next = record.clone();
+            next.state = KeyState::Settled;
+            next.settled = Some(facts);
+            Ok(next)
+        }
+        KeyState::Settled | KeyState::Delivered
+            if record.settled.as_ref().map(|f| &f.tx_sig) == Some(&facts.tx_sig) =>
+        {
+            Ok(record.clone())
+        }
+        _ => Err(TransitionError::WrongState),
+    }
+}
+
+/// settling → uncertain: the lease ends at once (a retry reconciles) and the retry is told to
+/// wait `retry_after_ms`.
+pub fn uncertain(
+    existing: Option<&KeyRecord>,
+    claim_key: &str,
+    now_ms: u64,
+    retry_after_ms: u64,
+) -> Result<KeyRecord, TransitionError> {
+    let record = held(existing, claim_key)?;
+    match record.state {
+        KeyState::Settling | KeyState::Uncertain => {
+            let mut next = record.clone();
+            next.state = KeyState::Uncertain;
+            next.lease_until_ms = 0;
+            next.retry_at_ms = now_ms.saturating_add(retry_after_ms);
+            Ok(next)
+        }
+        _ => Err(TransitionError::WrongState),
+    }
+}
+
+/// settled → delivered.
+pub fn delivered(
+    existing: Option<&KeyRecord>,
+    claim_key: &str,
+) -> Result<KeyRecord, TransitionError> {
+    let record = held(existing, claim_key)?;
+    match record.state {
+        KeyState::Settled | KeyState::Delivered => {
+            let mut next = record.clone();
+            next.state = KeyState::Delivered;
+            next.lease_until_ms = 0;
+            Ok(next)
+        }
+        _ => Err(TransitionError::WrongState),
+    }
+}
+
+/// Nothing was delivered. Claimed, or settling/uncertain that definitely failed → released (the
+/// key takes a new proof); settled → stays settled, lease dropped (the same proof resumes at
+/// once); delivered → unchanged. Another claim's holder changes nothing.
+pub fn release(existing: Option<&KeyRecord>, claim_key: &str) -> Option<KeyRecord> {
+    let record = existing?;
+    if record.claim_key.as_deref() != Some(claim_key) {
+        return Some(record.clone());
+    }
+    let mut next = record.clone();
+    match record.state {
+        KeyState::Claimed | KeyState::Settling | KeyState::Uncertain | KeyState::Released => {
+            next.state = KeyState::Released;
+            next.claim_key = None;
+            next.lease_until_ms = 0;
+            next.retry_at_ms = 0;
+        }
+        KeyState::Settled => next.lease_until_ms = 0,
+        KeyState::Delivered => {}
+    }
+    Some(next)
+}
+
+/// HMAC-SHA256 (RFC 2104) over `parts` joined as they are given.
+pub fn hmac_sha256(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut key = [0u8; BLOCK];
+    if secret.len() > BLOCK {
+        key[..32].copy_from_slice(&Sha256::digest(secret));
+    } else {
+        key[..secret.len()].copy_from_slice(secret);
+    }
+    let pad = |byte: u8| key.map(|k| k ^ byte);
+    let mut inner = Sha256::new();
+    inner.update(pad(0x36));
+    for part in parts {
+        inner.update(part);
+    }
+    let mut outer = Sha256::new();
+    outer.update(pad(0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// The pack's request fingerprint: hex HMAC-SHA256 under the server's fingerprint secret of
+/// release version "\n" route "\n" body. Keyed, so the stored value says nothing about a body to
+/// anyone without the secret; deleted with the record.
+pub fn fingerprint(secret: &[u8], release: &str, route_id: &str, body: &[u8]) -> String {
+    crate::engine::sign::hex(&hmac_sha256(
+        secret,
+        &[release.as_bytes(), b"\n", route_id.as_bytes(), b"\n", body],
+    ))
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The payment states, retry rules and payment refusals as every family's served document
+/// publishes them (`payment` member). `pack` adds the keyed-fingerprint privacy note and
+/// INVALID_RETRY_INPUT; the criteria families state that they keep no fingerprint.
+pub fn served_rules(pack: bool) -> serde_json::Value {
+    use super::PaymentError;
+    use crate::engine::ClosedError;
+    use serde_json::json;
+    let states = json!([
+        {"state": "claimed", "meaning": "the payment passed the local checks and holds the key; /verify and the operation run; nothing has been submitted", "client": "wait: a second request with the same proof gets 409 payment_in_progress with Retry-After"},
+        {"state": "settling", "meaning": "written before /settle is called: the payment may be on its way to the chain", "client": "wait for the answer; if it is lost, retry the identical request after Retry-After"},
+        {"state": "uncertain", "meaning": "/settle was pending, failed on the connection or timed out, and the chain has not decided: the claim is kept", "client": "409 PAYMENT_UNCERTAIN: retry the identical request (same Idempotency-Key, body, PAYMENT-SIGNATURE) after Retry-After; never pay again under this key"},
+        {"state": "settled", "meaning": "the payment landed; delivery is in progress or failed before the answer", "client": "retry the identical request: the operation runs again and is delivered with no second charge"},
+        {"state": "delivered", "meaning": "answered 200 with PAYMENT-RESPONSE", "client": "the same proof again gets 409 payment_replayed carrying the original PAYMENT-RESPONSE; use a fresh key for a new call"},
+        {"state": "released", "meaning": "nothing moved (a refusal before settlement), or an uncertain payment definitely did not land (its blockhash expired unlanded): 402 payment_released", "client": "pay the new PAYMENT-REQUIRED challenge under the same key"},
+    ]);
+    let mut refusals: Vec<PaymentError> = vec![
+        PaymentError::Uncertain {
+            retry_after_s: UNCERTAIN_RETRY_AFTER_MS / 1000,
+        },
+        PaymentError::SettlementReleased,
+        PaymentError::IdempotencyConflict,
+        PaymentError::ProofConflict,
+        PaymentError::InProgress,
+        PaymentError::Replayed,
+        PaymentError::RetryTooEarly { retry_after_s: 1 },
+        PaymentError::RateLimited { retry_after_s: 1 },
+        PaymentError::IdentifierMismatch,
+        PaymentError::StateUnavailable,
+        PaymentError::FacilitatorUnavailable,
+        PaymentError::ConfigInvalid,
+    ];
+    if pack {
+        refusals.insert(3, PaymentError::RetryInputInvalid);
+    }
+    let refusals: Vec<serde_json::Value> = refusals
+        .iter()
+        .map(|e| {
+            json!({"code": e.code(), "status": e.status(), "message": e.message(),
+                "retry_after": e.retry_after_s().is_some()})
+        })
+        .collect();
+    let fingerprint = if pack {
+        "The key's record holds a keyed HMAC-SHA256 (server secret, never a plain hash) of the service release version, the route and the request body, so that a retry with another body or across a release upgrade is refused with 409 INVALID_RETRY_INPUT (the contract's versionedRetries). It is deleted with the record after 24 hours; nothing else derived from the body is kept."
+    } else {
+        "No fingerprint of the body is kept (the criteria forbid retaining anything derived from a submission). The payment is bound to route and Idempotency-Key by its memo; the key's record holds the route, the payment's claim (SHA-256 of its transaction message) and state only. A retry with a changed body under a key that was already delivered gets 409 payment_replayed (nothing is computed); while the first payment is in flight it gets the same answers as an identical retry."
+    };
+    json!({
+        "idempotency": {
+            "record": "one Durable Object per Idempotency-Key, kept 24 hours: route, claim, state, times, settlement facts; never the result",
+            "fingerprint": fingerprint,
+            "retry": "Retry only with the identical Idempotency-Key, body, protocol and PAYMENT-SIGNATURE. Another route under a known key: 409 IDEMPOTENCY_CONFLICT. Another proof while the first is claimed, settling, uncertain, settled or delivered: 409 payment_proof_conflict. Nothing is charged by any of these.",
+            "same_proof_after_delivery": "409 payment_replayed with the original PAYMENT-RESPONSE, not a re-delivery: the criteria families keep no body fingerprint, so a re-delivery could compute a different body for free, and the pack contract lists a duplicate proof under 409.",
+            "rate": "payment attempts are counted per Idempotency-Key (in its record) and per paying wallet (in that wallet's own object); over the limit: 429 payment_rate_limited with Retry-After",
+            "retry_after": "a retry before the Retry-After a key was given: 429 INVALID_RETRY_AFTER with the remaining wait",
+        },
+        "states": states,
+        "uncertainty": "A settle that is pending, fails on the connection or times out is PAYMENT_UNCERTAIN (409, Retry-After), never \"not consumed\". The next retry asks the chain first: is the payment's blockhash still valid, and did a transaction with this payment's memo land from the payer's token account? Landed: delivered, no second charge. Not landed and the blockhash expired: released, and said so (402 payment_released). Otherwise the same signed payment is re-submitted (one message has one signature, executed at most once) and, if still unknown, 409 again.",
+        "payment_refusals": refusals,
+    })
+}

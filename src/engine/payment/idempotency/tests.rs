@@ -1,0 +1,276 @@
+//! Every retry rule of the per-key record, each with a case that fails when the rule is broken.
+
+use super::*;
+
+const LEASE: u64 = 10_000;
+
+fn attempt<'a>(route: &'a str, fp: Option<&'a str>, claim: &'a str, now: u64) -> Attempt<'a> {
+    Attempt {
+        route_id: route,
+        fingerprint: fp,
+        claim_key: claim,
+        now_ms: now,
+        lease_ms: LEASE,
+        max_attempts: 5,
+    }
+}
+
+fn facts(sig: &str) -> SettledFacts {
+    SettledFacts {
+        tx_sig: sig.into(),
+        payer: "payer".into(),
+        fee_lamports: 10_001,
+        house: false,
+        settled_ms: 7,
+    }
+}
+
+fn fresh(route: &str, fp: Option<&str>, claim: &str, now: u64) -> KeyRecord {
+    let (decision, record) = begin(None, &attempt(route, fp, claim, now));
+    assert_eq!(decision, Decision::Fresh);
+    record.unwrap()
+}
+
+#[test]
+fn a_new_key_is_claimed_for_its_route_and_proof() {
+    let record = fresh("r", None, "tx1", 1_000);
+    assert_eq!(record.state, KeyState::Claimed);
+    assert_eq!(record.claim_key.as_deref(), Some("tx1"));
+    assert_eq!(record.lease_until_ms, 1_000 + LEASE);
+    assert_eq!(record.attempts, vec![1_000]);
+}
+
+#[test]
+fn another_route_or_body_is_a_free_conflict() {
+    let record = fresh("r", Some("fp"), "tx1", 1_000);
+    let (d, stored) = begin(Some(&record), &attempt("other", Some("fp"), "tx1", 2_000));
+    assert_eq!((d, stored), (Decision::RouteConflict, None));
+    let (d, stored) = begin(Some(&record), &attempt("r", Some("fp2"), "tx1", 2_000));
+    assert_eq!((d, stored), (Decision::InputConflict, None));
+    // Also after delivery, and also for a different proof.
+    let mut done = record.clone();
+    done.state = KeyState::Delivered;
+    done.settled = Some(facts("s"));
+    assert_eq!(
+        begin(Some(&done), &attempt("r", Some("fp2"), "tx9", 99_000)).0,
+        Decision::InputConflict
+    );
+}
+
+#[test]
+fn another_proof_while_the_first_holds_the_key_is_refused() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let settling = settling(Some(&claimed), "tx1", 1_100, LEASE).unwrap();
+    let uncertain = uncertain(Some(&settling), "tx1", 1_200, 5_000).unwrap();
+    let settled_rec = settled(Some(&settling), "tx1", facts("s")).unwrap();
+    let delivered_rec = delivered(Some(&settled_rec), "tx1").unwrap();
+    for record in [
+        &claimed,
+        &settling,
+        &uncertain,
+        &settled_rec,
+        &delivered_rec,
+    ] {
+        // Even long after every lease and Retry-After.
+        assert_eq!(
+            begin(Some(record), &attempt("r", None, "tx2", 500_000)).0,
+            Decision::ProofConflict,
+            "{:?}",
+            record.state
+        );
+    }
+}
+
+#[test]
+fn a_claim_whose_holder_vanished_before_settle_is_taken_afresh_after_its_lease() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let (d, _) = begin(Some(&claimed), &attempt("r", None, "tx1", 1_500));
+    assert_eq!(
+        d,
+        Decision::InProgress {
+            retry_after_ms: LEASE - 500
+        }
+    );
+    let (d, again) = begin(Some(&claimed), &attempt("r", None, "tx1", 1_000 + LEASE));
+    assert_eq!(d, Decision::Fresh);
+    assert_eq!(again.unwrap().lease_until_ms, 1_000 + 2 * LEASE);
+}
+
+#[test]
+fn a_settle_whose_holder_vanished_is_reconciled_never_claimed_afresh() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let settling_rec = settling(Some(&claimed), "tx1", 1_100, LEASE).unwrap();
+    let (d, _) = begin(Some(&settling_rec), &attempt("r", None, "tx1", 2_000));
+    assert!(matches!(d, Decision::InProgress { .. }));
+    let (d, next) = begin(
+        Some(&settling_rec),
+        &attempt("r", None, "tx1", 1_100 + LEASE),
+    );
+    assert_eq!(d, Decision::Reconcile);
+    assert_eq!(next.unwrap().state, KeyState::Settling);
+}
+
+#[test]
+fn uncertain_is_kept_and_reconciled_by_the_same_proof_after_retry_after() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let settling_rec = settling(Some(&claimed), "tx1", 1_100, LEASE).unwrap();
+    let unsure = uncertain(Some(&settling_rec), "tx1", 2_000, 5_000).unwrap();
+    assert_eq!(unsure.state, KeyState::Uncertain);
+    assert_eq!(unsure.claim_key.as_deref(), Some("tx1"));
+    // Before Retry-After: INVALID_RETRY_AFTER, and nothing changes but the count.
+    let (d, stored) = begin(Some(&unsure), &attempt("r", None, "tx1", 3_000));
+    assert_eq!(
+        d,
+        Decision::TooEarly {
+            retry_after_ms: 4_000
+        }
+    );
+    assert_eq!(stored.unwrap().state, KeyState::Uncertain);
+    let (d, next) = begin(Some(&unsure), &attempt("r", None, "tx1", 7_000));
+    assert_eq!(d, Decision::Reconcile);
+    let next = next.unwrap();
+    // Landed → settled; definitely failed → released (then a new proof is accepted).
+    let landed = settled(Some(&next), "tx1", facts("s")).unwrap();
+    assert_eq!(landed.state, KeyState::Settled);
+    let failed = release(Some(&next), "tx1").unwrap();
+    assert_eq!(failed.state, KeyState::Released);
+    assert_eq!(
+        begin(Some(&failed), &attempt("r", None, "tx2", 7_100)).0,
+        Decision::Fresh
+    );
+    // Unknown again → uncertain again.
+    assert_eq!(
+        uncertain(Some(&next), "tx1", 7_200, 5_000).unwrap().state,
+        KeyState::Uncertain
+    );
+}
+
+#[test]
+fn settled_but_undelivered_resumes_without_a_second_charge_and_delivered_is_409() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let s = settling(Some(&claimed), "tx1", 1_100, LEASE).unwrap();
+    let s = settled(Some(&s), "tx1", facts("sig")).unwrap();
+    let released = release(Some(&s), "tx1").unwrap();
+    assert_eq!(released.state, KeyState::Settled);
+    let (d, resumed) = begin(Some(&released), &attempt("r", None, "tx1", 1_200));
+    assert_eq!(d, Decision::Resume(facts("sig")));
+    let done = delivered(resumed.as_ref(), "tx1").unwrap();
+    let (d, _) = begin(Some(&done), &attempt("r", None, "tx1", 1_300));
+    assert_eq!(d, Decision::Delivered(facts("sig")));
+}
+
+#[test]
+fn payment_attempts_per_key_are_rate_limited() {
+    let mut record = fresh("r", None, "tx1", 1_000);
+    record.lease_until_ms = 0;
+    record.state = KeyState::Released;
+    record.claim_key = None;
+    let mut now = 1_000;
+    for _ in 0..4 {
+        now += 10;
+        let (d, next) = begin(Some(&record), &attempt("r", None, "txN", now));
+        assert_ne!(d, Decision::RateLimited { retry_after_ms: 0 });
+        record = release(next.as_ref(), "txN").unwrap();
+    }
+    assert_eq!(record.attempts.len(), 5);
+    let (d, stored) = begin(Some(&record), &attempt("r", None, "txN", now + 1));
+    assert_eq!(
+        d,
+        Decision::RateLimited {
+            retry_after_ms: 1_000 + ATTEMPT_WINDOW_MS - (now + 1)
+        }
+    );
+    assert_eq!(stored, None);
+    // The window slides.
+    let (d, _) = begin(
+        Some(&record),
+        &attempt("r", None, "txN", 1_000 + ATTEMPT_WINDOW_MS),
+    );
+    assert_eq!(d, Decision::Fresh);
+}
+
+#[test]
+fn count_attempt_is_a_sliding_window() {
+    let mut attempts = Vec::new();
+    assert_eq!(count_attempt(&mut attempts, 100, 2), Ok(()));
+    assert_eq!(count_attempt(&mut attempts, 200, 2), Ok(()));
+    assert_eq!(
+        count_attempt(&mut attempts, 300, 2),
+        Err(ATTEMPT_WINDOW_MS - 200)
+    );
+    assert_eq!(
+        count_attempt(&mut attempts, 100 + ATTEMPT_WINDOW_MS, 2),
+        Ok(())
+    );
+}
+
+#[test]
+fn a_record_older_than_24_hours_is_gone() {
+    let record = fresh("r", Some("fp"), "tx1", 1_000);
+    let (d, next) = begin(
+        Some(&record),
+        &attempt("other", None, "tx2", 1_000 + RECORD_TTL_MS),
+    );
+    assert_eq!(d, Decision::Fresh);
+    assert_eq!(next.unwrap().route_id, "other");
+}
+
+#[test]
+fn transitions_need_the_holder_and_the_right_state() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    assert_eq!(
+        settling(Some(&claimed), "tx2", 1, LEASE),
+        Err(TransitionError::NotHolder)
+    );
+    assert_eq!(
+        settled(Some(&claimed), "tx1", facts("s")),
+        Err(TransitionError::WrongState)
+    );
+    assert_eq!(
+        delivered(Some(&claimed), "tx1"),
+        Err(TransitionError::WrongState)
+    );
+    assert_eq!(release(Some(&claimed), "tx2"), Some(claimed.clone()));
+    assert_eq!(
+        settling(None, "tx1", 1, LEASE),
+        Err(TransitionError::NotHolder)
+    );
+}
+
+#[test]
+fn hmac_sha256_matches_rfc_4231() {
+    // Test case 1.
+    let key = [0x0bu8; 20];
+    assert_eq!(
+        crate::engine::sign::hex(&hmac_sha256(&key, &[b"Hi There"])),
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+    );
+    // Test case 2, the message given in two parts.
+    assert_eq!(
+        crate::engine::sign::hex(&hmac_sha256(
+            b"Jefe",
+            &[b"what do ya want ", b"for nothing?"]
+        )),
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    );
+    // Test case 6: a key longer than the block is hashed first.
+    let long = [0xaau8; 131];
+    assert_eq!(
+        crate::engine::sign::hex(&hmac_sha256(
+            &long,
+            &[b"Test Using Larger Than Block-Size Key - Hash Key First"]
+        )),
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+    );
+}
+
+#[test]
+fn the_fingerprint_covers_release_route_and_body() {
+    let base = fingerprint(b"secret", "1.0", "r", b"{}");
+    assert_eq!(base.len(), 64);
+    assert_ne!(base, fingerprint(b"secret", "1.1", "r", b"{}"));
+    assert_ne!(base, fingerprint(b"secret", "1.0", "r2", b"{}"));
+    assert_ne!(base, fingerprint(b"secret", "1.0", "r", b"{ }"));
+    assert_ne!(base, fingerprint(b"other", "1.0", "r", b"{}"));
+    assert_eq!(base, fingerprint(b"secret", "1.0", "r", b"{}"));
+}
