@@ -21,7 +21,6 @@ use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
 use crate::edge::routes::{Family, Handler, PaidOp, Route, Verb};
 use crate::engine::allowance::{Decision, Limits};
-use crate::engine::base58::is_solana_address;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, Response, Result};
@@ -223,31 +222,26 @@ async fn handle(
         }
         Handler::Free(family) => {
             let body = intake(route, &mut req).await?;
-            let parsed = families::parse(route.handler, &body)?;
+            let mut parsed = families::parse(route.handler, &body)?;
             drop(body);
-            // The wallet comes from the body's `caller` where the family's input has one, else from
-            // the `X-Caller` header (the budget-pack contract's input schema admits no caller member).
             let header_caller = req
                 .headers()
                 .get("x-caller")
                 .ok()
                 .flatten()
                 .filter(|h| !h.is_empty());
-            let caller = families::caller(&parsed)
-                .map(str::to_owned)
-                .or(header_caller)
-                .ok_or_else(|| families::caller_refusal(family, false))?;
-            if !is_solana_address(&caller) {
-                return Err(families::caller_refusal(family, true));
-            }
+            let caller = families::free_caller(&mut parsed, family, header_caller)?;
+            // Every refusal a free check can give is decided before the allowance is touched: the
+            // engine is pure and deterministic, so the report is computed first, and dropped unseen
+            // when the allowance then refuses the call.
+            let signer = config::signer(env)?;
             let now = now_ms();
+            let report = families::precheck(&parsed, now)?;
+            metrics::engine_latency(now_ms().saturating_sub(now));
             if let Some(spent) = spend_allowance(env, family, &caller, now).await? {
+                drop(report);
                 return free_tier_refusal(&req, env, family, &spent).await;
             }
-            let signer = config::signer(env)?;
-            let started = now_ms();
-            let report = families::precheck(&parsed, now)?;
-            metrics::engine_latency(now_ms().saturating_sub(started));
             count_free_use(env, ctx, family, now);
             sign_for(family, 200, report, &signer).map_err(internal)
         }
