@@ -20,7 +20,7 @@ pub mod routes;
 use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
 use crate::edge::routes::{Family, Handler, PaidOp, Route, Verb};
-use crate::engine::allowance::{Decision, Limits};
+use crate::engine::allowance::Decision;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, Response, Result};
@@ -188,8 +188,12 @@ async fn handle(
     match route.handler {
         Handler::Index => {
             let signer = config::signer(env)?;
-            respond::json(200, &describe::index(&signer, &|op| price_units(env, op)))
-                .map_err(internal)
+            let index = describe::index(
+                &signer,
+                &|op| price_units(env, op),
+                config::free_limits(env),
+            );
+            respond::json(200, &index).map_err(internal)
         }
         Handler::OpenApi => respond::json(200, &describe::openapi()).map_err(internal),
         Handler::Metrics => {
@@ -416,10 +420,7 @@ async fn spend_allowance(
     caller: &str,
     now: u64,
 ) -> std::result::Result<Option<FreeTierSpent>, Refused> {
-    let limits = Limits {
-        per_day: config::var_u64(env, "FREE_PER_DAY", 100) as u32,
-        min_interval_ms: config::var_u64(env, "FREE_MIN_INTERVAL_MS", 5_000),
-    };
+    let limits = config::free_limits(env);
     let unavailable = |_: worker::Error| -> Refused { Box::new(EdgeError::AllowanceUnavailable) };
     let namespace = env.durable_object("ALLOWANCE").map_err(unavailable)?;
     let stub = namespace
