@@ -325,13 +325,21 @@ async fn paid(
         // The payer has paid: the result is still delivered; the gap shows in the metrics.
         metrics::payment(family.id(), "ledger_failed");
     }
-    let _ = payment::delivered(env, &claim).await;
+    count_unmarked_delivery(family, payment::delivered(env, &claim).await);
     let mut response =
         sign_for(family, delivery.status, delivery.report, &signer).map_err(internal)?;
     let _ = response
         .headers_mut()
         .set("payment-response", &settled.payment_response_header);
     Ok(response)
+}
+
+/// The payer has the result either way; a guard that could not mark it delivered leaves the claim
+/// settled-undelivered (a retry resumes it), and the gap shows in the metrics.
+fn count_unmarked_delivery(family: Family, marked: Result<()>) {
+    if marked.is_err() {
+        metrics::payment(family.id(), "delivered_unmarked");
+    }
 }
 
 /// Content-Type check and capped body read for a POST route.
@@ -465,4 +473,21 @@ fn count_free_use(env: &Env, ctx: &Context, family: Family, now: u64) {
             let _ = bound.run().await;
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delivery_the_guard_did_not_mark_is_counted() {
+        let line = "cm_payments_total{family=\"token-opt\",result=\"delivered_unmarked\"}";
+        count_unmarked_delivery(Family::TokenOpt, Ok(()));
+        assert!(!metrics::render().contains(line));
+        count_unmarked_delivery(
+            Family::TokenOpt,
+            Err(worker::Error::RustError("guard refused".into())),
+        );
+        assert!(metrics::render().contains(&format!("{line} 1")));
+    }
 }
