@@ -28,9 +28,17 @@ function seed(target, ...parts) {
 }
 
 const json = (path) => JSON.parse(readFileSync(join(root, path), "utf8"));
-const samplesDir = [resolve(root, "../shared/samples"), resolve(root, "../../shared/samples"), "/work/shared/samples"].find(
-  (d) => existsSync(d),
-);
+// The third-party samples: `shared/samples` beside the repository, or beside one of its ancestors
+// (a worktree nested deeper). Without them the seeds come from the repository alone.
+function besideAncestor(dir, rel) {
+  for (let at = dir; ; at = dirname(at)) {
+    const candidate = resolve(at, "..", rel);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(at) === at) return undefined;
+  }
+}
+const samplesDir = besideAncestor(root, "shared/samples");
+if (!samplesDir) console.log("fuzz/seed.mjs: no shared/samples beside the repository; seeding from the repository only");
 
 // ── token_efficiency ──────────────────────────────────────────────────────────────────────────
 const TE_MAX = 65536;

@@ -1,6 +1,7 @@
 //! Self-description generated from the route table: the `GET /` index and the OpenAPI 3.1 document.
 
 use crate::edge::routes::{Handler, Route, Verb, ROUTES};
+use crate::engine::allowance::Limits;
 use crate::engine::sign::ReportSigner;
 use serde_json::{json, Map, Value};
 
@@ -15,21 +16,27 @@ fn price_label(units: u64) -> String {
         .to_owned()
 }
 
-fn access(route: &Route, price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64) -> Value {
+fn access(
+    route: &Route,
+    price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
+    free_limits: Limits,
+) -> Value {
     match route.handler {
         Handler::Paid(op) => {
             let units = price_of(op);
             json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "x402 v2 exact (Solana USDC)"})
         }
-        Handler::Free(_) => json!({"kind": "free-tier", "per_day": 100, "min_interval_ms": 5000}),
+        Handler::Free(_) => json!({"kind": "free-tier", "per_day": free_limits.per_day,
+                                   "min_interval_ms": free_limits.min_interval_ms}),
         _ => json!({"kind": "free"}),
     }
 }
 
-/// The `GET /` index.
+/// The `GET /` index, with the prices and free-tier limits in force.
 pub fn index(
     signer: &ReportSigner,
     price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
+    free_limits: Limits,
 ) -> Value {
     let families: Vec<Value> = crate::edge::routes::Family::ALL
         .iter()
@@ -41,7 +48,7 @@ pub fn index(
                         || matches!(r.handler, Handler::Paid(op) if op.family() == *f)
                 })
                 .map(|r| {
-                    json!({"method": r.verb.as_str(), "path": r.path, "summary": r.summary, "access": access(r, price_of)})
+                    json!({"method": r.verb.as_str(), "path": r.path, "summary": r.summary, "access": access(r, price_of, free_limits)})
                 })
                 .collect();
             json!({"family": f.id(), "criteria_id": f.criteria_id(), "routes": routes})
@@ -180,6 +187,32 @@ mod tests {
             }
         }
         assert_eq!(listed, ROUTES.len());
+    }
+
+    #[test]
+    fn index_prints_the_free_tier_limits_in_force() {
+        let signer = ReportSigner::from_seed(&[7; 32]);
+        let limits = Limits {
+            per_day: 37,
+            min_interval_ms: 250,
+        };
+        let index = index(&signer, &|op| op.default_price_units(), limits);
+        let mut free_routes = 0;
+        for family in index["families"].as_array().unwrap() {
+            for route in family["routes"].as_array().unwrap() {
+                if route["access"]["kind"] == "free-tier" {
+                    assert_eq!(route["access"]["per_day"], 37, "{}", route["path"]);
+                    assert_eq!(route["access"]["min_interval_ms"], 250, "{}", route["path"]);
+                    free_routes += 1;
+                }
+            }
+        }
+        let routed = ROUTES
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Free(_)))
+            .count();
+        assert_eq!(free_routes, routed);
+        assert!(routed > 0);
     }
 
     #[test]

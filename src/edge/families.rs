@@ -88,13 +88,35 @@ pub fn parse(handler: Handler, body: &[u8]) -> Result<Parsed, Refused> {
 }
 
 /// The caller wallet a free check names in its body, if the family's input carries one.
-pub fn caller(parsed: &Parsed) -> Option<&str> {
+fn body_caller(parsed: &Parsed) -> Option<&str> {
     match parsed {
         Parsed::TokenEfficiency(r) => r.caller.as_deref(),
         Parsed::Composition(r) => r.caller.as_deref(),
         Parsed::BudgetPack(r) => r.caller.as_deref(),
         Parsed::Levers(_) | Parsed::Toon(_) => None,
     }
+}
+
+/// The free check's wallet, decided before the allowance is touched: the body's `caller` where the
+/// family's input has one, else `header` (the non-empty `X-Caller`), on every family alike. It must
+/// be a Solana address. The wallet is written into a token-efficiency request, whose pre-check
+/// requires one, so a wallet named only in the header is answered like one in the body.
+pub fn free_caller(
+    parsed: &mut Parsed,
+    family: Family,
+    header: Option<String>,
+) -> Result<String, Refused> {
+    let caller = body_caller(parsed)
+        .map(str::to_owned)
+        .or(header)
+        .ok_or_else(|| caller_refusal(family, false))?;
+    if !crate::engine::base58::is_solana_address(&caller) {
+        return Err(caller_refusal(family, true));
+    }
+    if let Parsed::TokenEfficiency(request) = parsed {
+        request.caller.get_or_insert_with(|| caller.clone());
+    }
+    Ok(caller)
 }
 
 /// The free report, unsigned.
@@ -148,5 +170,66 @@ pub fn caller_refusal(family: Family, present_but_invalid: bool) -> Refused {
         (Family::ContextComposition, true) => Box::new(composition::Refusal::CallerInvalid),
         (_, true) => Box::new(crate::edge::CallerInvalid),
         (_, false) => Box::new(crate::edge::CallerMissing),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 32 zero bytes in base58: a valid Solana address.
+    const WALLET: &str = "11111111111111111111111111111111";
+    const OTHER_WALLET: &str = "11111111111111111111111111111112";
+
+    fn free_bodies() -> [(Family, String); 3] {
+        [
+            (
+                Family::TokenEfficiency,
+                r#"{"payload":"a b c","budget_tokens":5}"#.to_owned(),
+            ),
+            (
+                Family::ContextComposition,
+                r#"{"envelope_version":"context-composition-envelope/1","declared_format_id":"anthropic-messages","record":[{"role":"user","content":"hi"}]}"#.to_owned(),
+            ),
+            (
+                Family::BudgetPack,
+                r#"{"sources":[{"id":"s","text":"abcd"}],"candidates":[{"id":"c","sourceId":"s","start":0,"end":4,"costUnits":1}],"budgetUnits":5}"#.to_owned(),
+            ),
+        ]
+    }
+
+    fn parsed(family: Family, body: &str) -> Parsed {
+        match parse(Handler::Free(family), body.as_bytes()) {
+            Ok(parsed) => parsed,
+            Err(refused) => panic!("{}: {}", family.id(), refused.code()),
+        }
+    }
+
+    #[test]
+    fn a_wallet_in_the_header_alone_serves_every_free_check() {
+        for (family, body) in free_bodies() {
+            let missing = free_caller(&mut parsed(family, &body), family, None);
+            assert_eq!(missing.err().map(|r| r.code()), Some("caller_missing"));
+            let invalid = free_caller(&mut parsed(family, &body), family, Some("0OIl".into()));
+            assert_eq!(invalid.err().map(|r| r.code()), Some("caller_invalid"));
+            let mut request = parsed(family, &body);
+            let wallet = free_caller(&mut request, family, Some(WALLET.into()));
+            assert_eq!(wallet.ok().as_deref(), Some(WALLET), "{}", family.id());
+            // The pre-check answers it: nothing is left to refuse after the allowance.
+            let report = precheck(&request, 0);
+            assert!(report.is_ok(), "{}", family.id());
+        }
+    }
+
+    #[test]
+    fn a_body_caller_outranks_the_header() {
+        let body = format!(r#"{{"payload":"a b c","budget_tokens":5,"caller":"{WALLET}"}}"#);
+        let mut request = parsed(Family::TokenEfficiency, &body);
+        let wallet = free_caller(
+            &mut request,
+            Family::TokenEfficiency,
+            Some(OTHER_WALLET.into()),
+        );
+        assert_eq!(wallet.ok().as_deref(), Some(WALLET));
     }
 }

@@ -44,7 +44,8 @@ pub fn free_tier_exhausted(family: &'static str) {
     });
 }
 
-/// Counts a settlement attempt's result (`settled` or `failed`).
+/// Counts a payment outcome: `settled` or `failed` (settlement), `ledger_failed` (no ledger row),
+/// `delivered_unmarked` (the guard did not record the delivery).
 pub fn payment(family: &'static str, result: &'static str) {
     REGISTRY.with(|r| *r.borrow_mut().payments.entry((family, result)).or_default() += 1);
 }
@@ -81,7 +82,7 @@ pub fn render() -> String {
         for (family, n) in &r.free_tier_exhausted {
             let _ = writeln!(out, "cm_free_tier_exhausted_total{{family=\"{family}\"}} {n}");
         }
-        out.push_str("# HELP cm_payments_total Settlement results.\n");
+        out.push_str("# HELP cm_payments_total Payment outcomes: settlement, ledger row, delivery mark.\n");
         out.push_str("# TYPE cm_payments_total counter\n");
         for ((family, result), n) in &r.payments {
             let _ = writeln!(

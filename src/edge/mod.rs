@@ -20,8 +20,7 @@ pub mod routes;
 use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
 use crate::edge::routes::{Family, Handler, PaidOp, Route, Verb};
-use crate::engine::allowance::{Decision, Limits};
-use crate::engine::base58::is_solana_address;
+use crate::engine::allowance::Decision;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, Response, Result};
@@ -189,8 +188,12 @@ async fn handle(
     match route.handler {
         Handler::Index => {
             let signer = config::signer(env)?;
-            respond::json(200, &describe::index(&signer, &|op| price_units(env, op)))
-                .map_err(internal)
+            let index = describe::index(
+                &signer,
+                &|op| price_units(env, op),
+                config::free_limits(env),
+            );
+            respond::json(200, &index).map_err(internal)
         }
         Handler::OpenApi => respond::json(200, &describe::openapi()).map_err(internal),
         Handler::Metrics => {
@@ -228,31 +231,26 @@ async fn handle(
         }
         Handler::Free(family) => {
             let body = intake(route, &mut req).await?;
-            let parsed = families::parse(route.handler, &body)?;
+            let mut parsed = families::parse(route.handler, &body)?;
             drop(body);
-            // The wallet comes from the body's `caller` where the family's input has one, else from
-            // the `X-Caller` header (the budget-pack contract's input schema admits no caller member).
             let header_caller = req
                 .headers()
                 .get("x-caller")
                 .ok()
                 .flatten()
                 .filter(|h| !h.is_empty());
-            let caller = families::caller(&parsed)
-                .map(str::to_owned)
-                .or(header_caller)
-                .ok_or_else(|| families::caller_refusal(family, false))?;
-            if !is_solana_address(&caller) {
-                return Err(families::caller_refusal(family, true));
-            }
+            let caller = families::free_caller(&mut parsed, family, header_caller)?;
+            // Every refusal a free check can give is decided before the allowance is touched: the
+            // engine is pure and deterministic, so the report is computed first, and dropped unseen
+            // when the allowance then refuses the call.
+            let signer = config::signer(env)?;
             let now = now_ms();
+            let report = families::precheck(&parsed, now)?;
+            metrics::engine_latency(now_ms().saturating_sub(now));
             if let Some(spent) = spend_allowance(env, family, &caller, now).await? {
+                drop(report);
                 return free_tier_refusal(&req, env, family, &spent).await;
             }
-            let signer = config::signer(env)?;
-            let started = now_ms();
-            let report = families::precheck(&parsed, now)?;
-            metrics::engine_latency(now_ms().saturating_sub(started));
             count_free_use(env, ctx, family, now);
             sign_for(family, 200, report, &signer).map_err(internal)
         }
@@ -354,13 +352,21 @@ async fn paid(
         // The payer has paid: the result is still delivered; the gap shows in the metrics.
         metrics::payment(family.id(), "ledger_failed");
     }
-    let _ = payment::delivered(env, &claim).await;
+    count_unmarked_delivery(family, payment::delivered(env, &claim).await);
     let mut response =
         sign_for(family, delivery.status, delivery.report, &signer).map_err(internal)?;
     let _ = response
         .headers_mut()
         .set("payment-response", &settled.payment_response_header);
     Ok(response)
+}
+
+/// The payer has the result either way; a guard that could not mark it delivered leaves the claim
+/// settled-undelivered (a retry resumes it), and the gap shows in the metrics.
+fn count_unmarked_delivery(family: Family, marked: Result<()>) {
+    if marked.is_err() {
+        metrics::payment(family.id(), "delivered_unmarked");
+    }
 }
 
 /// Content-Type check and capped body read for a POST route.
@@ -455,10 +461,7 @@ async fn spend_allowance(
     caller: &str,
     now: u64,
 ) -> std::result::Result<Option<FreeTierSpent>, Refused> {
-    let limits = Limits {
-        per_day: config::var_u64(env, "FREE_PER_DAY", 100) as u32,
-        min_interval_ms: config::var_u64(env, "FREE_MIN_INTERVAL_MS", 5_000),
-    };
+    let limits = config::free_limits(env);
     let unavailable = |_: worker::Error| -> Refused { Box::new(EdgeError::AllowanceUnavailable) };
     let namespace = env.durable_object("ALLOWANCE").map_err(unavailable)?;
     let stub = namespace
@@ -503,4 +506,21 @@ fn count_free_use(env: &Env, ctx: &Context, family: Family, now: u64) {
             let _ = bound.run().await;
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delivery_the_guard_did_not_mark_is_counted() {
+        let line = "cm_payments_total{family=\"token-opt\",result=\"delivered_unmarked\"}";
+        count_unmarked_delivery(Family::TokenOpt, Ok(()));
+        assert!(!metrics::render().contains(line));
+        count_unmarked_delivery(
+            Family::TokenOpt,
+            Err(worker::Error::RustError("guard refused".into())),
+        );
+        assert!(metrics::render().contains(&format!("{line} 1")));
+    }
 }

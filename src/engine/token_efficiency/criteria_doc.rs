@@ -46,7 +46,8 @@ pub const INTERPRETATION_NOTES: &[&str] = &[
     "Whole-payload counts in each receipt entry are exact: the published tokenizer counts each regex piece alone, so an application's token change is computed over a window between piece boundaries that no piece can cross; the chain is then checked against full counts of the shaped text (the reconciliation self-check); any disagreement fails closed with receipt_unreconciled and nothing is charged.",
     "The budget op returns the shaped payload also when the payload FITS (it is then the canonical form, with an empty receipt).",
     "budget_tokens and reserve_tokens are read as JavaScript numbers: 1e3 is 1000, 5.0 is 5; a figure above 2^53 is refused; reserve_tokens 0 (or -0) means no reserve.",
-    "The request body must be a JSON object with no members other than payload, budget_tokens, keep_fields, reserve_tokens and caller; caller is required on the free pre-check and must be a Solana address (base58 of 32 bytes); it is accepted and unused on the paid op.",
+    "The request body must be a JSON object with no members other than payload, budget_tokens, keep_fields, reserve_tokens and caller; a body caller must be a Solana address (base58 of 32 bytes); it is accepted and unused on the paid op.",
+    "The pre-check's wallet: the input contract lists \"caller? (free pre-check only)\" as optional, and the free allowance is counted \"per caller wallet\". The pre-check takes the body's caller, else the X-Caller header, as every family's free check does; with both, the body's caller is the wallet; with neither, caller_missing; an X-Caller that is not a Solana address, caller_invalid. The alternative, a body caller required on the pre-check, was declined: it makes the contract's optional member mandatory. Every refusal is decided before the free allowance is spent.",
 ];
 
 fn tokenizer_block() -> Value {
