@@ -550,6 +550,68 @@ mod tests {
         }
     }
 
+    /// The request numbers (budget_tokens, reserve_tokens) are read into u64 as JavaScript reads
+    /// them and compared in u64; none passes through usize or u32, which are 32 bits in workerd.
+    /// At 2^32 − 1, 2^32 and 2^53 − 1 they are exact: a wrap at 2^32 would print another effective
+    /// budget, grade the payload OVER, or refuse a reserve below the budget.
+    #[test]
+    fn request_numbers_at_the_32_bit_edges_are_exact() {
+        const EDGES: [u64; 3] = [(1 << 32) - 1, 1 << 32, (1 << 53) - 1];
+        let payload = json!({"a": "alpha beta gamma ".repeat(30)}).to_string();
+        let tokens = tokenizer::count(&payload) as u64;
+        let body = |budget: u64, reserve: Option<u64>| {
+            let mut body = json!({"payload": payload, "budget_tokens": budget, "caller": CALLER});
+            if let Some(reserve) = reserve {
+                body["reserve_tokens"] = json!(reserve);
+            }
+            body.to_string()
+        };
+        let verdict = |budget: u64, reserve: Option<u64>| {
+            let body = body(budget, reserve);
+            let fast = parse(body.as_bytes()).unwrap();
+            let general = parse_general(body.as_bytes()).unwrap();
+            for req in [&fast, &general] {
+                assert_eq!(req.budget_tokens, budget);
+                assert_eq!(req.reserve_tokens, reserve.unwrap_or(0));
+            }
+            let pre = precheck(&fast, 0).unwrap();
+            let paid = run(&parse_for_budget(body.as_bytes()).unwrap(), 0).unwrap();
+            assert_eq!(pre["verdict"], paid.report["verdict"]);
+            assert_eq!(pre["budget_tokens"], json!(budget));
+            assert_eq!(pre["effective_budget"], json!(fast.effective_budget()));
+            pre["verdict"].as_str().unwrap().to_owned()
+        };
+        let line = |budget: u64, middle: &str| {
+            format!("PAYLOAD BUDGET — payload tokens: {tokens} — effective budget: {budget} — {middle} — 1970-01-01T00:00:00.000Z")
+        };
+        for edge in EDGES {
+            // The whole figure is the effective budget, and the payload fits it.
+            assert_eq!(verdict(edge, None), line(edge, "FITS"));
+            // A reserve just below a budget at the edge leaves a few tokens: exact subtraction.
+            assert_eq!(
+                verdict(edge + 1, Some(edge - 1)),
+                line(2, "OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS")
+            );
+            assert_eq!(verdict(edge, Some(edge - tokens)), line(tokens, "FITS"));
+            assert_eq!(
+                verdict(edge, Some(edge - 40)),
+                line(40, &format!("OVER by {}", tokens - 40))
+            );
+            // A reserve at the budget is refused, not wrapped into a positive budget.
+            assert_eq!(
+                parse(body(edge, Some(edge)).as_bytes()).unwrap_err(),
+                Refusal::ReserveNotBelowBudget
+            );
+        }
+        // 2^53 is the cap; 2^53 + 2 (the next JavaScript number) is refused.
+        assert_eq!(verdict(1 << 53, None), line(1 << 53, "FITS"));
+        let over = format!(r#"{{"payload":"x","budget_tokens":9007199254740994}}"#);
+        assert_eq!(parse(over.as_bytes()).unwrap_err(), Refusal::BudgetTooLarge);
+        let over =
+            format!(r#"{{"payload":"x","budget_tokens":5,"reserve_tokens":9007199254740994}}"#);
+        assert_eq!(parse(over.as_bytes()).unwrap_err(), Refusal::ReserveInvalid);
+    }
+
     #[test]
     fn run_delivers_ledger_columns_in_order() {
         let budget = tokenizer::count(r#"{"a":[1],"c":"some words here"}"#);
