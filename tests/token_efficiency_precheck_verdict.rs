@@ -31,10 +31,13 @@ fn without_time(verdict: &str) -> &str {
     line
 }
 
+/// A route's headline figures, or its refusal code.
+type Answer = Result<Value, &'static str>;
+
 /// What the two routes answer for `body`: the pre-check's and the op's verdict lines (time aside)
 /// and their shared headline figures, or the refusal code each gave. `None` when free validation
 /// refuses the body (both routes then refuse it alike, before any engine runs).
-fn answers(body: &[u8]) -> Option<(Result<Value, &'static str>, Result<Value, &'static str>)> {
+fn answers(body: &[u8]) -> Option<(Answer, Answer)> {
     let mut free = te::parse(body).ok()?;
     free.caller.get_or_insert_with(|| CALLER.to_owned());
     let paid = te::parse_for_budget(body).expect("the budget parse accepts what parse accepts");
@@ -58,7 +61,7 @@ fn answers(body: &[u8]) -> Option<(Result<Value, &'static str>, Result<Value, &'
 }
 
 /// The grade a verdict line states.
-fn grade(answer: &Result<Value, &'static str>) -> &'static str {
+fn grade(answer: &Answer) -> &'static str {
     match answer {
         Ok(headline) => {
             let line = headline["verdict"].as_str().unwrap();

@@ -605,11 +605,10 @@ mod tests {
         }
         // 2^53 is the cap; 2^53 + 2 (the next JavaScript number) is refused.
         assert_eq!(verdict(1 << 53, None), line(1 << 53, "FITS"));
-        let over = format!(r#"{{"payload":"x","budget_tokens":9007199254740994}}"#);
-        assert_eq!(parse(over.as_bytes()).unwrap_err(), Refusal::BudgetTooLarge);
-        let over =
-            format!(r#"{{"payload":"x","budget_tokens":5,"reserve_tokens":9007199254740994}}"#);
-        assert_eq!(parse(over.as_bytes()).unwrap_err(), Refusal::ReserveInvalid);
+        let over = br#"{"payload":"x","budget_tokens":9007199254740994}"#;
+        assert_eq!(parse(over).unwrap_err(), Refusal::BudgetTooLarge);
+        let over = br#"{"payload":"x","budget_tokens":5,"reserve_tokens":9007199254740994}"#;
+        assert_eq!(parse(over).unwrap_err(), Refusal::ReserveInvalid);
     }
 
     #[test]
