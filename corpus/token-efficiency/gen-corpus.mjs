@@ -313,6 +313,56 @@ const long = (n, unit = 'x') => unit.repeat(n);
   add('cap-over-by-one', 'a body of 262,145 bytes is refused naming the cap', null, null, { rawBody: exact.replace('"payload":"', '"payload":" ') });
 }
 
+// ---------------------------------------------------------------- every kind of exhaustion
+// The free pre-check's verdict is the budget op's: where the op cannot shape the payload within the
+// stated constraints, both say OVER — NOT SHAPABLE (cases above already exhaust: exhaust-*,
+// json-root-literal-over, cap-exhaust-keep; these add one per kind, with the boundary beside it).
+{
+  const enc = (text) => new TextEncoder().encode(text);
+  const exhausts = (payload, budget, keep) =>
+    budgetOp(validate(enc(bodyOf(payload, budget, { keep }, 'least')))).exhaustion !== null;
+  // The least budget the op can shape within (S-1..S-3 find nothing in these payloads, so exhaustion
+  // is monotone in the budget); bisected, then both sides checked. Only places budgets: every
+  // expectation is still the oracle's own result for the case.
+  const leastShapable = (payload, keep = []) => {
+    let lo = 1;
+    let hi = count(payload);
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (exhausts(payload, mid, keep)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (exhausts(payload, lo, keep) || !exhausts(payload, lo - 1, keep)) throw new Error('not a boundary');
+    return lo;
+  };
+  // 1. Kept content alone exceeds the effective budget.
+  const kept = J({ head: 'intro', body: words(120, 31), tail: 'end' });
+  add('exhaust-keep-reserve', 'kept content alone exceeds the budget left by a reserve above 2^32 (budget 2^32 + 30, reserve 2^32)', kept, 2 ** 32 + 30, { keep: ['body'], reserve: 2 ** 32 });
+  const edited = J({ dups: [1, 1, 1], gone: null, empty: '', keep: words(90, 32) });
+  add('exhaust-keep-after-s1-s2', 'S-1 and S-2 run, then kept content alone is over: the payload comes back unchanged, empty receipt', edited, 25, { keep: ['keep'] });
+  // 2. The budget cannot hold the S-4 marker outside the protected spans.
+  const plain = J({ a: words(100, 33), b: [words(20, 34)] });
+  const least = leastShapable(plain);
+  add('exhaust-marker-json', 'JSON, no keep: one below the least budget S-4 can meet (its marker does not fit)', plain, least - 1);
+  add('marker-json-boundary', 'JSON, no keep: the least budget S-4 can meet: OVER by E', plain, least);
+  const smallKept = J({ id: 'k1', body: words(150, 35) });
+  const leastKept = leastShapable(smallKept, ['id']);
+  add('exhaust-marker-after-keep', 'the kept field fits, the marker after it does not', smallKept, leastKept - 1, { keep: ['id'] });
+  add('marker-after-keep-boundary', 'the least budget that holds the kept field and the marker: OVER by E', smallKept, leastKept, { keep: ['id'] });
+  const text = words(200, 36);
+  add('exhaust-text-budget-one', 'text-only, budget 1: not shapable', text, 1);
+  add('exhaust-text-reserve', 'text-only, reserve leaves 3 tokens: not shapable', text, 9_007_199_254_740_991, { reserve: 9_007_199_254_740_988 });
+  // 3. The retained prefix must reach a protected field far over budget.
+  const far = J({ body: words(300, 37), tail: 'end' });
+  add('exhaust-floor-far', 'the kept field is last and small; the prefix up to it is far over the budget', far, 40, { keep: ['tail'] });
+  const farArr = J({ results: [{ t: words(120, 38) }, { t: words(120, 39), id: 'x' }], more: words(40, 40) });
+  add('exhaust-floor-through-array', 'the floor is the end of a kept field inside the last array element', farArr, 60, { keep: ['results.id'] });
+  const farThenMore = J({ body: words(300, 37), tail: 'end', after: words(60, 41) });
+  const leastFar = leastShapable(farThenMore, ['tail']);
+  add('exhaust-floor-far-boundary-minus-one', 'one below the least budget whose prefix reaches the kept field and holds the marker', farThenMore, leastFar - 1, { keep: ['tail'] });
+  add('floor-far-boundary', 'the least budget whose prefix reaches the kept field and holds the marker: OVER by E', farThenMore, leastFar, { keep: ['tail'] });
+}
+
 for (const c of cases) {
   if (c.body !== undefined && c.body_base64 === undefined && Buffer.byteLength(c.body) !== c.body_bytes) throw new Error(c.id);
 }

@@ -357,6 +357,12 @@ export function verdictLine(P, B, grade, nowMs) {
   return `PAYLOAD BUDGET — payload tokens: ${P} — effective budget: ${B} — ${middle} — ${new Date(nowMs).toISOString()}`;
 }
 
+// The budget op's grade of its result: FITS (P <= B), NOT_SHAPABLE (the op exhausted and returned
+// the payload unchanged), else OVER by P - B.
+export function gradeOf(r) {
+  return r.exhaustion ? 'NOT_SHAPABLE' : r.P <= r.B ? 'FITS' : 'OVER';
+}
+
 // Expected precheck headline and budget result for one body.
 export function expect(bodyBytes, nowMs) {
   const req = validate(bodyBytes);
@@ -365,10 +371,15 @@ export function expect(bodyBytes, nowMs) {
   const P = count(canonical);
   const C = chars(canonical);
   const B = req.budget;
+  const r = budgetOp(req);
+  const grade = gradeOf(r);
+  // The free pre-check's verdict is the verdict line the paid budget op returns for the same body
+  // (same check-end time here): it says NOT SHAPABLE where the op would exhaust. It returns no
+  // shaped payload and no receipt.
   const precheck = req.caller === null
     ? { refusal: { code: 'caller_missing', status: 400 } }
     : {
-        verdict: verdictLine(P, B, P <= B ? 'FITS' : 'OVER', nowMs),
+        verdict: verdictLine(P, B, grade, nowMs),
         fits: P <= B,
         operation_set: req.json ? 'json' : 'text-only',
         payload_tokens: P,
@@ -376,8 +387,6 @@ export function expect(bodyBytes, nowMs) {
         effective_budget: B,
         excess_tokens: Math.max(0, P - B),
       };
-  const r = budgetOp(req);
-  const grade = r.exhaustion ? 'NOT_SHAPABLE' : P <= B ? 'FITS' : 'OVER';
   const apps = { 'S-1': 0, 'S-2': 0, 'S-3': 0, 'S-4': 0 };
   for (const e of r.receipt) apps[e.op]++;
   apps.total = r.receipt.length;

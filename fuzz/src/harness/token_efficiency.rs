@@ -150,10 +150,11 @@ pub fn check_body(body: &[u8]) {
         }
     }
 
-    // The free pre-check is the paid op's headline.
+    // The free pre-check is the paid op's headline, its verdict line included.
     match te::precheck(&req, NOW_MS) {
         Ok(pre) => {
             assert!(req.caller.is_some());
+            assert_eq!(pre["verdict"], report["verdict"]);
             assert_eq!(num(&pre, "/payload_tokens"), submitted_tokens);
             assert_eq!(num(&pre, "/payload_chars"), submitted_chars);
             assert_eq!(pre["operation_set"], report["operation_set"]);

@@ -12,11 +12,11 @@ use std::sync::OnceLock;
 pub const CRITERIA_ID: &str = "token-efficiency/v1";
 pub const CRITERIA_VERSION: &str = "1.0.0";
 /// This implementation's version (bumped whenever any served figure could change).
-pub const ENGINE_VERSION: &str = "context-meter/token-efficiency 1.0.0";
+pub const ENGINE_VERSION: &str = "context-meter/token-efficiency 1.1.0";
 pub const DATA_SHA256: &str = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 pub const TOKENIZER_ID: &str = "cl100k_base/gpt-tokenizer@4.0.0/data-sha256:223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 /// SHA-256 of the JCS form of corpus/token-efficiency/corpus.json without its `sha256` member.
-pub const CORPUS_SHA256: &str = "4ed6f0638b3b7126ee57344eb86b12f33663c620cd321651040e43aa6fc2972a";
+pub const CORPUS_SHA256: &str = "859c4c46d8bc1d64af84e64a9784306e1ad12c0980b9c683b6e75e5e5bbb85cf";
 
 const SPEC_TEXT: &str = include_str!("criteria-v1.json");
 
@@ -41,7 +41,7 @@ pub const INTERPRETATION_NOTES: &[&str] = &[
     "S-3: string values of fields and of array elements only (never keys, never the root), longer than 2,000 characters → the first 2,000 characters plus the marker, even when that makes the string longer (2,001–2,059 characters grow). Characters are Unicode code points; a lone surrogate counts as one.",
     "S-4: L ranges over [floor, total − 1] in characters of the post-S-3 canonical text (at least one character is removed; L = 0 is allowed when the floor is 0); floor = end of the last keep-protected field's \"key\":value span in that text (0 when none); the text counted is the joined prefix + marker, never a sum of parts; N in the marker counts only what S-4 removed. Token counts are not monotone over prefixes, so L is the TRUE largest fitting boundary, not a bisection.",
     "Exhaustion (no L fits): the verdict is OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS, the shaped payload is the submitted canonical form unchanged, the receipt is empty, and the exhaustion block carries: protected_fields (outermost keep-protected fields present after S-1..S-3), protected_tokens and protected_chars (their \"key\":value spans, each counted alone, summed), floor_chars and floor_tokens (the shortest prefix S-4 may keep), the effective budget and the submitted totals. The excess is still P − B.",
-    "The free pre-check grades the submission only (FITS or OVER by E): whether shaping could bring it within budget is the paid substance, so the pre-check never says NOT SHAPABLE.",
+    "The free pre-check \"returns the verdict line\": read as the verdict line the paid budget op returns for the same body, check-end time aside. Where P > B the pre-check runs the op's own engine (S-1..S-4, the same code) to decide, and says OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS wherever the op would exhaust (kept content alone over the effective budget, a budget that cannot hold the S-4 marker outside the protected spans, a prefix that must reach a kept field far over the budget), so no payment is invited that cannot help. The shaped payload, the receipt and the exhaustion block stay the paid substance: the pre-check returns none of them; its excess figure is still P − B. The alternative reading — the pre-check grades the submission alone (FITS or OVER by E) and leaves shapability to the paid call — was this build's until engine 1.1.0. If the engine fails closed (receipt_unreconciled), the pre-check refuses with the same code, as the op would.",
     "The check-end time in the verdict is the request's processing time in ISO 8601 UTC with milliseconds and Z (JavaScript's toISOString).",
     "Whole-payload counts in each receipt entry are exact: the published tokenizer counts each regex piece alone, so an application's token change is computed over a window between piece boundaries that no piece can cross; the chain is then checked against full counts of the shaped text (the reconciliation self-check); any disagreement fails closed with receipt_unreconciled and nothing is charged.",
     "The budget op returns the shaped payload also when the payload FITS (it is then the canonical form, with an empty receipt).",

@@ -310,13 +310,62 @@ fn token_figure(x: f64) -> Result<u64, FigureError> {
 }
 
 /// The free pre-check: the headline only (unsigned; the edge signs it). Requires a caller wallet.
+///
+/// Its verdict line is the one [`run`] returns for the same body (check-end time aside): an OVER
+/// payload is graded by running the budget op's engine ([`grade`]), so where the op cannot shape
+/// it within the stated constraints the pre-check says NOT SHAPABLE before any payment. The shaped
+/// payload and the receipt stay the paid substance: neither leaves this function.
 pub fn precheck(req: &Request, now_ms: u64) -> Result<Map<String, Value>, Refusal> {
     if req.caller.is_none() {
         return Err(Refusal::CallerMissing);
     }
-    let tokens = tokenizer::count(&req.canonical) as u64;
-    let chars = req.canonical_chars;
-    Ok(report::precheck_report(req, tokens, chars, now_ms))
+    let (tokens, grade) = grade(req)?;
+    Ok(report::precheck_report(
+        req,
+        tokens,
+        req.canonical_chars,
+        grade,
+        now_ms,
+    ))
+}
+
+/// The submitted token count and the grade the budget op gives `req`: FITS without shaping when
+/// the payload is within the effective budget, otherwise the op's own engine decides between OVER
+/// by E and NOT SHAPABLE ([`report::grade`] of [`shape_submission`]'s result).
+///
+/// Cost: a token is at least one byte, so a canonical text of at most B bytes fits and is only
+/// counted. Any other text is tokenized once with the prefix analysis the S-4 search needs (which
+/// costs what a plain count costs), so an OVER payload is not tokenized twice.
+pub fn grade(req: &Request) -> Result<(u64, report::Grade), Refusal> {
+    let budget = req.effective_budget();
+    if req.canonical.len() as u64 <= budget {
+        let tokens = tokenizer::count(&req.canonical) as u64;
+        return Ok((tokens, report::Grade::Fits));
+    }
+    let submitted = tokenizer::Tokenized::new(&req.canonical);
+    let tokens = submitted.count() as u64;
+    if tokens <= budget {
+        return Ok((tokens, report::Grade::Fits));
+    }
+    let shaping = shape_submission(req, &submitted)?;
+    Ok((tokens, report::grade(&shaping, budget)))
+}
+
+/// The budget op's engine over `req`'s text, tokenized once as `submitted`: S-1..S-4 within the
+/// effective budget, reconciled (an unreconciled receipt fails closed).
+fn shape_submission(
+    req: &Request,
+    submitted: &tokenizer::Tokenized<'_>,
+) -> Result<shape::Shaping, Refusal> {
+    let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
+    let submission = shape::Submission {
+        text: submitted,
+        chars: req.canonical_chars,
+        json: req.is_json,
+        untouched: req.untouched,
+    };
+    shape::shape(&submission, &keep, req.effective_budget())
+        .map_err(|_| Refusal::ReceiptUnreconciled)
 }
 
 /// The paid budget op: verdict, shaped payload, drop receipt; fails closed if the receipt does not
@@ -325,15 +374,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     // Tokenized once: the submitted count, and the S-4 search when nothing edits the text first.
     // The json operation set reads its tree straight from the canonical text.
     let submitted = tokenizer::Tokenized::new(&req.canonical);
-    let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
-    let submission = shape::Submission {
-        text: &submitted,
-        chars: req.canonical_chars,
-        json: req.is_json,
-        untouched: req.untouched,
-    };
-    let shaping = shape::shape(&submission, &keep, req.effective_budget())
-        .map_err(|_| Refusal::ReceiptUnreconciled)?;
+    let shaping = shape_submission(req, &submitted)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
     Ok(Delivery {
         status: 200,
@@ -347,6 +388,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
 mod tests {
     use super::*;
     use crate::engine::ClosedError;
+    use serde_json::json;
 
     const CALLER: &str = "11111111111111111111111111111111";
 
@@ -442,17 +484,131 @@ mod tests {
         assert!(report.get("shaped_payload").is_none() && report.get("receipt").is_none());
         let tokens = tokenizer::count(r#"{"a":[1,1,1]}"#);
         assert!(tokens > 3);
+        // Three tokens hold neither the deduplicated payload nor the S-4 marker.
         assert_eq!(
             report["verdict"].as_str().unwrap(),
             format!(
-                "PAYLOAD BUDGET — payload tokens: {tokens} — effective budget: 3 — OVER by {} — 1970-01-01T00:00:00.000Z",
-                tokens - 3
+                "PAYLOAD BUDGET — payload tokens: {tokens} — effective budget: 3 — OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS — 1970-01-01T00:00:00.000Z"
             )
         );
+        assert_eq!(report["excess_tokens"], json!(tokens - 3));
         assert_eq!(report["operation_set"], "json");
         let mut anonymous = req.clone();
         anonymous.caller = None;
         assert_eq!(precheck(&anonymous, 0), Err(Refusal::CallerMissing));
+    }
+
+    /// The pre-check's verdict line is the budget op's, on each grade: FITS, OVER by E (S-4 can
+    /// cut), and NOT SHAPABLE in each of its ways.
+    #[test]
+    fn precheck_says_what_the_budget_op_says() {
+        let words = "alpha beta gamma delta ".repeat(40);
+        let object = |members: Value| members.to_string();
+        let cases = [
+            // (payload, budget, keep, expected grade)
+            (object(json!({"a": words})), 1000, None, "FITS"),
+            (object(json!({"a": words})), 60, None, "OVER by"),
+            // The marker alone is over five tokens.
+            (object(json!({"a": words})), 5, None, "NOT SHAPABLE"),
+            // Kept content alone over the budget.
+            (
+                object(json!({"a": words, "k": 1})),
+                60,
+                Some("a"),
+                "NOT SHAPABLE",
+            ),
+            // The prefix must reach the kept field, last and far over the budget.
+            (
+                object(json!({"a": words, "k": 1})),
+                60,
+                Some("k"),
+                "NOT SHAPABLE",
+            ),
+            (
+                object(json!({"k": 1, "a": words})),
+                60,
+                Some("k"),
+                "OVER by",
+            ),
+            (words.clone(), 60, None, "OVER by"),
+            (words.clone(), 2, None, "NOT SHAPABLE"),
+        ];
+        for (payload, budget, keep, expected) in cases {
+            let mut body = json!({"payload": payload, "budget_tokens": budget, "caller": CALLER});
+            if let Some(keep) = keep {
+                body["keep_fields"] = json!([keep]);
+            }
+            let body = body.to_string();
+            let pre = precheck(&parse(body.as_bytes()).unwrap(), 7).unwrap();
+            let paid = run(&parse_for_budget(body.as_bytes()).unwrap(), 7).unwrap();
+            assert_eq!(pre["verdict"], paid.report["verdict"], "{body}");
+            assert!(
+                pre["verdict"].as_str().unwrap().contains(expected),
+                "{expected}: {}",
+                pre["verdict"]
+            );
+        }
+    }
+
+    /// The request numbers (budget_tokens, reserve_tokens) are read into u64 as JavaScript reads
+    /// them and compared in u64; none passes through usize or u32, which are 32 bits in workerd.
+    /// At 2^32 − 1, 2^32 and 2^53 − 1 they are exact: a wrap at 2^32 would print another effective
+    /// budget, grade the payload OVER, or refuse a reserve below the budget.
+    #[test]
+    fn request_numbers_at_the_32_bit_edges_are_exact() {
+        const EDGES: [u64; 3] = [(1 << 32) - 1, 1 << 32, (1 << 53) - 1];
+        let payload = json!({"a": "alpha beta gamma ".repeat(30)}).to_string();
+        let tokens = tokenizer::count(&payload) as u64;
+        let body = |budget: u64, reserve: Option<u64>| {
+            let mut body = json!({"payload": payload, "budget_tokens": budget, "caller": CALLER});
+            if let Some(reserve) = reserve {
+                body["reserve_tokens"] = json!(reserve);
+            }
+            body.to_string()
+        };
+        let verdict = |budget: u64, reserve: Option<u64>| {
+            let body = body(budget, reserve);
+            let fast = parse(body.as_bytes()).unwrap();
+            let general = parse_general(body.as_bytes()).unwrap();
+            for req in [&fast, &general] {
+                assert_eq!(req.budget_tokens, budget);
+                assert_eq!(req.reserve_tokens, reserve.unwrap_or(0));
+            }
+            let pre = precheck(&fast, 0).unwrap();
+            let paid = run(&parse_for_budget(body.as_bytes()).unwrap(), 0).unwrap();
+            assert_eq!(pre["verdict"], paid.report["verdict"]);
+            assert_eq!(pre["budget_tokens"], json!(budget));
+            assert_eq!(pre["effective_budget"], json!(fast.effective_budget()));
+            pre["verdict"].as_str().unwrap().to_owned()
+        };
+        let line = |budget: u64, middle: &str| {
+            format!("PAYLOAD BUDGET — payload tokens: {tokens} — effective budget: {budget} — {middle} — 1970-01-01T00:00:00.000Z")
+        };
+        for edge in EDGES {
+            // The whole figure is the effective budget, and the payload fits it.
+            assert_eq!(verdict(edge, None), line(edge, "FITS"));
+            // A reserve just below a budget at the edge leaves a few tokens: exact subtraction.
+            assert_eq!(
+                verdict(edge + 1, Some(edge - 1)),
+                line(2, "OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS")
+            );
+            assert_eq!(verdict(edge, Some(edge - tokens)), line(tokens, "FITS"));
+            assert_eq!(
+                verdict(edge, Some(edge - 40)),
+                line(40, &format!("OVER by {}", tokens - 40))
+            );
+            // A reserve at the budget is refused, not wrapped into a positive budget.
+            assert_eq!(
+                parse(body(edge, Some(edge)).as_bytes()).unwrap_err(),
+                Refusal::ReserveNotBelowBudget
+            );
+        }
+        // 2^53 is the cap; 2^53 + 2 (the next JavaScript number) is refused.
+        assert_eq!(verdict(1 << 53, None), line(1 << 53, "FITS"));
+        let over = br#"{"payload":"x","budget_tokens":9007199254740994}"#;
+        assert_eq!(parse(over).unwrap_err(), Refusal::BudgetTooLarge);
+        let over = br#"{"payload":"x","budget_tokens":5,"reserve_tokens":9007199254740994}"#;
+        assert_eq!(parse(over).unwrap_err(), Refusal::ReserveInvalid);
     }
 
     #[test]

@@ -68,15 +68,17 @@ fn closing_lines(m: &mut Map<String, Value>, now_ms: u64) {
     }
 }
 
-/// The free pre-check headline.
-pub fn precheck_report(req: &Request, tokens: u64, chars: u64, now_ms: u64) -> Map<String, Value> {
+/// The free pre-check headline: `grade` is the budget op's grade of the same request
+/// ([`super::grade`]), so the verdict line is the one the op returns.
+pub fn precheck_report(
+    req: &Request,
+    tokens: u64,
+    chars: u64,
+    grade: Grade,
+    now_ms: u64,
+) -> Map<String, Value> {
     let budget = req.effective_budget();
     let excess = tokens.saturating_sub(budget);
-    let grade = if excess == 0 {
-        Grade::Fits
-    } else {
-        Grade::Over { excess }
-    };
     let mut m = header("precheck");
     m.insert(
         "verdict".into(),
@@ -127,7 +129,7 @@ pub fn exhaustion_block(e: &Exhaustion, shaping: &Shaping, effective_budget: u64
     })
 }
 
-/// The grade of a budget op's result.
+/// The grade of a budget op's result (also the pre-check's, [`super::grade`]).
 pub fn grade(shaping: &Shaping, effective_budget: u64) -> Grade {
     if shaping.exhaustion.is_some() {
         Grade::NotShapable

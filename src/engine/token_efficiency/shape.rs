@@ -983,6 +983,9 @@ pub fn shape(
         (text.to_owned(), tokens_now, chars_now)
     } else {
         let total = chars_now as usize;
+        // The budget is a u64 (up to 2^53); usize is 32 bits in workerd. Saturating is exact: a
+        // count is a usize, so `count <= usize::MAX` holds exactly when `count <= budget` does for
+        // any budget above it (and here the budget is below the submitted count anyway).
         let fit = current.largest_fitting_prefix(
             floor,
             total - 1,
