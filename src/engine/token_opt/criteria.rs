@@ -19,7 +19,7 @@ pub const LEVERS_CORPUS_SHA256: &str =
 pub const TOON_CROSSCHECK_SHA256: &str =
     "00e010da91eb23f1ec3183885ab4354aff1cf629e738a1007696825d6f4c28af";
 /// The TOON specification version the encoder targets.
-pub const TOON_SPEC: &str = "toon-spec 4.0 (working draft, samples/toon-spec/SPEC.md); reference implementation @toon-format/toon 4.4.0";
+pub const TOON_SPEC: &str = "TOON specification 4.0 (working draft, https://github.com/toon-format/spec/blob/main/SPEC.md); reference implementation @toon-format/toon 4.4.0";
 
 fn refusal_entry(r: Refusal) -> Value {
     json!({
