@@ -76,7 +76,10 @@ fn differences(
 fn unicode_fixture_pin_holds() {
     let mut doc = fixture();
     let pinned = doc.as_object_mut().unwrap().remove("sha256").unwrap();
-    assert_eq!(sha256_hex(to_jcs(&doc).as_bytes()), pinned.as_str().unwrap());
+    assert_eq!(
+        sha256_hex(to_jcs(&doc).as_bytes()),
+        pinned.as_str().unwrap()
+    );
 }
 
 #[test]
@@ -87,7 +90,12 @@ fn term_characters_are_nodes_letters_and_numbers_at_every_code_point() {
         .filter(|&c| is_letter_or_number(c) != within(&terms, c))
         .map(|c| format!("U+{:04X}", c as u32))
         .collect();
-    assert!(wrong.is_empty(), "{} differ: {:?}", wrong.len(), &wrong[..wrong.len().min(20)]);
+    assert!(
+        wrong.is_empty(),
+        "{} differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(20)]
+    );
     // A control: the fixture is not empty and holds a Unicode 17 letter (CJK Extension J).
     assert!(terms.len() > 700 && within(&terms, '\u{323B0}'));
 }
@@ -100,7 +108,12 @@ fn marks_are_nodes_marks_at_every_code_point() {
         .filter(|&c| is_mark(c) != within(&marks, c))
         .map(|c| format!("U+{:04X}", c as u32))
         .collect();
-    assert!(wrong.is_empty(), "{} differ: {:?}", wrong.len(), &wrong[..wrong.len().min(20)]);
+    assert!(
+        wrong.is_empty(),
+        "{} differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(20)]
+    );
     assert!(is_mark('\u{301}') && !is_mark('a'));
 }
 
@@ -115,7 +128,12 @@ fn nfkd_is_nodes_at_every_code_point() {
     let wrong = differences(&expected, is_hangul_syllable, |c| {
         nfkd_as_node(&c.to_string()).collect()
     });
-    assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     let hangul: String = ('\u{AC00}'..='\u{D7A3}')
         .map(|c| nfkd_as_node(&c.to_string()).collect::<String>())
         .collect();
@@ -132,17 +150,28 @@ fn nfkd_is_nodes_at_every_code_point() {
 fn the_crates_own_nfkd_differs_from_node_only_where_node_has_no_character() {
     let doc = fixture();
     let expected = mapping(&doc["nfkd"]);
-    let wrong = differences(&expected, is_hangul_syllable, |c| c.to_string().nfkd().collect());
-    eprintln!("unicode-normalization NFKD differs from Node's at {} code points", wrong.len());
+    let wrong = differences(&expected, is_hangul_syllable, |c| {
+        c.to_string().nfkd().collect()
+    });
+    eprintln!(
+        "unicode-normalization NFKD differs from Node's at {} code points",
+        wrong.len()
+    );
     let terms = ranges(&doc["term_ranges"]);
     let marks = ranges(&doc["mark_ranges"]);
     for line in &wrong {
         let cp = u32::from_str_radix(&line[2..line.find(':').unwrap()], 16).unwrap();
         let c = char::from_u32(cp).unwrap();
         // Node maps it to itself and gives it no class: an unassigned code point to Node.
-        assert!(!expected.contains_key(&cp) && !within(&terms, c) && !within(&marks, c), "{line}");
+        assert!(
+            !expected.contains_key(&cp) && !within(&terms, c) && !within(&marks, c),
+            "{line}"
+        );
     }
-    assert!(!wrong.is_empty(), "control: the crate's tables are newer than Node's");
+    assert!(
+        !wrong.is_empty(),
+        "control: the crate's tables are newer than Node's"
+    );
     // Mixed runs: a passed-through code point between decomposing ones.
     let mixed: String = nfkd_as_node("ﬁ\u{209D}é\u{301}\u{1DFCD}").collect();
     assert_eq!(mixed, "fi\u{209D}e\u{301}\u{301}\u{1DFCD}");
@@ -154,14 +183,25 @@ fn lower_casing_is_nodes_at_every_code_point() {
     let doc = fixture();
     let expected = mapping(&doc["lower"]);
     let wrong = differences(&expected, |_| false, |c| c.to_string().to_lowercase());
-    assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn terms_split_where_node_splits() {
     // Each expectation is what Node's lexicalTerms gives (the reference's pipeline, run by hand).
-    assert_eq!(lexical_terms("\u{323B0}\u{323B1} x"), vec!["\u{323B0}\u{323B1}"]);
-    assert_eq!(lexical_terms("ﬁle Ａｂｃ x\u{301}y"), vec!["file", "abc", "xy"]);
+    assert_eq!(
+        lexical_terms("\u{323B0}\u{323B1} x"),
+        vec!["\u{323B0}\u{323B1}"]
+    );
+    assert_eq!(
+        lexical_terms("ﬁle Ａｂｃ x\u{301}y"),
+        vec!["file", "abc", "xy"]
+    );
     assert_eq!(lexical_terms("ΣΊΣΥΦΟΣ"), vec!["σισυφος"]);
     assert_eq!(lexical_terms("İstanbul"), vec!["istanbul"]);
 }

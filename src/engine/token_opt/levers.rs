@@ -363,7 +363,9 @@ fn relative_lexical_selection(
 /// 0 (so -0 and 0 tie) or NaN (which `||` skips, like 0). For finite and infinite doubles the
 /// difference's sign is the order of the values, so this is `partial_cmp` with NaN read as a tie.
 fn js_descending(left: f64, right: f64) -> std::cmp::Ordering {
-    right.partial_cmp(&left).unwrap_or(std::cmp::Ordering::Equal)
+    right
+        .partial_cmp(&left)
+        .unwrap_or(std::cmp::Ordering::Equal)
 }
 
 /// The reference's `buildC9Context`: `[category:id|score] text`, one line per chunk.
@@ -430,14 +432,12 @@ pub fn nfkd_as_node(value: &str) -> impl Iterator<Item = char> + '_ {
             .iter()
             .any(|&(lo, hi)| (lo..=hi).contains(&c))
     };
-    value
-        .split_inclusive(unassigned)
-        .flat_map(move |run| {
-            let mut chars = run.chars();
-            let kept = chars.next_back().filter(|&c| unassigned(c));
-            let body = if kept.is_some() { chars.as_str() } else { run };
-            body.nfkd().chain(kept)
-        })
+    value.split_inclusive(unassigned).flat_map(move |run| {
+        let mut chars = run.chars();
+        let kept = chars.next_back().filter(|&c| unassigned(c));
+        let body = if kept.is_some() { chars.as_str() } else { run };
+        body.nfkd().chain(kept)
+    })
 }
 
 /// Whether V8's `/\p{M}/u` matches `c` (General_Category Mark, Unicode 17).
