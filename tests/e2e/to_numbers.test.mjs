@@ -43,10 +43,10 @@ const post = (path, body, headers = {}) => fetch(w.url + path, {
 
 let keyCounter = 0;
 async function paid(path, body) {
-  const key = `to-numbers-${process.pid}-${keyCounter++}`.padEnd(20, '0');
+  const key = `to-numbers-${process.pid}-${String(keyCounter++).padStart(4, '0')}`;
   const unpaid = await post(path, body, { 'idempotency-key': key });
-  assert.equal(unpaid.status, 402, `${path} unpaid: ${await unpaid.text()}`);
-  await unpaid.arrayBuffer().catch(() => {});
+  const unpaidText = await unpaid.text();
+  assert.equal(unpaid.status, 402, `${path} unpaid: ${unpaidText.slice(0, 300)}`);
   const { header } = await createPaymentHeader(unpaid.headers.get('payment-required'), { rpcUrl: svm.url, idempotencyKey: key });
   const r = await post(path, body, { 'idempotency-key': key, 'payment-signature': header });
   const text = await r.text();
