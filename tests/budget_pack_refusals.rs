@@ -325,3 +325,40 @@ fn every_refusal_code_is_in_the_served_contract() {
         );
     }
 }
+
+/// Request numbers at 2^32 − 1, 2^32, 2^32 + 1 and 2^53 − 1 in every number member: each is past its
+/// schema maximum and refused (budgetUnits, which the contract's limits block names, as
+/// INPUT_LIMIT; every other member as SCHEMA_VIOLATION). The numbers are compared as doubles before
+/// any narrowing, so none wraps into range on a 32-bit worker (tests/e2e/to_numbers.test.mjs runs
+/// the same bodies in workerd).
+#[test]
+fn numbers_at_and_past_2_to_the_32_are_refused_never_narrowed() {
+    let base = r#"{"sources":[{"id":"s","text":"abc"}],"candidates":[{"id":"c","sourceId":"s","start":0,"end":1,"costUnits":1,"priority":0}],"budgetUnits":5,"reservedUnits":0}"#;
+    assert!(
+        parse(base.as_bytes()).is_ok(),
+        "control: the base body is accepted"
+    );
+    for value in ["4294967295", "4294967296", "4294967297", "9007199254740991"] {
+        for (member, code, status) in [
+            ("budgetUnits", "INPUT_LIMIT", 413),
+            ("reservedUnits", "SCHEMA_VIOLATION", 422),
+            ("start", "SCHEMA_VIOLATION", 422),
+            ("end", "SCHEMA_VIOLATION", 422),
+            ("costUnits", "SCHEMA_VIOLATION", 422),
+            ("priority", "SCHEMA_VIOLATION", 422),
+        ] {
+            let from = if member == "costUnits" {
+                format!("\"{member}\":1")
+            } else if member == "budgetUnits" {
+                format!("\"{member}\":5")
+            } else if member == "end" {
+                format!("\"{member}\":1")
+            } else {
+                format!("\"{member}\":0")
+            };
+            let body = base.replacen(&from, &format!("\"{member}\":{value}"), 1);
+            assert_ne!(body, base, "{member}");
+            assert_static(refusal_of(body.as_bytes()), code, status);
+        }
+    }
+}

@@ -190,12 +190,15 @@ function truncateInput() {
 }
 
 const cases = []
-const add = (name, body) => {
+// A case's expectations are computed on JSON.parse of the body text, the value the worker receives
+// (so a raw text can carry what a JavaScript literal cannot: -0, an own __proto__ member).
+const addRaw = (name, text) => {
+  const body = JSON.parse(text)
   const expect = {}
   for (const [k, f] of [['c9', expectC9], ['filter', expectFilter], ['truncate', expectTruncate], ['schema', expectSchema]]) {
     if (body[k]) {
       const e = f(body[k])
-      if (e.refusal) { cases.push({ name, body: JSON.stringify(body), expect: { refusal: e.refusal } }); return }
+      if (e.refusal) { cases.push({ name, body: text, expect: { refusal: e.refusal } }); return }
       expect[k] = e
     }
   }
@@ -203,8 +206,9 @@ const add = (name, body) => {
   const flags = ref.applyGate(ref.DEFAULT_FLAGS, measurements.map((m) => ({ name: m.lever, net: m.tokens.net })))
   const gate = {}
   for (const m of measurements) gate[m.lever] = flags[m.lever]
-  cases.push({ name, body: JSON.stringify(body), expect: { ...expect, gate } })
+  cases.push({ name, body: text, expect: { ...expect, gate } })
 }
+const add = (name, body) => addRaw(name, JSON.stringify(body))
 
 // Hand-written cases, one per documented behaviour of the reference.
 const ch = (id, category, score, text) => ({ id, category, score, text })
@@ -243,6 +247,32 @@ add('all four levers', {
   truncate: { blocks: ['s', 'm', 't'], max_chars: 100 },
   schema: { tools: [{ name: 'kv_get', full: ref.describeTool('kv_get', true), slim: ref.describeTool('kv_get', false) }] },
 })
+
+// -0 and 0 are equal scores: `b.score - a.score` is 0 for them, so they tie and keep submitted order,
+// in the selection and in the fallback ranking (JSON.stringify writes -0 as 0: raw texts).
+addRaw('c9 -0 and 0 tie in the selection', '{"c9":{"candidates":[{"id":"a","category":"d","score":-0,"text":"x"},{"id":"b","category":"d","score":0,"text":"y"},{"id":"c","category":"d","score":-0,"text":"z"},{"id":"e","category":"d","score":0,"text":"w"}],"per_category":{"d":{"top_k":2,"cutoff":-1}}}}')
+addRaw('c9 0 before -0 keeps submitted order too', '{"c9":{"candidates":[{"id":"a","category":"d","score":0,"text":"x"},{"id":"b","category":"d","score":-0,"text":"y"},{"id":"c","category":"d","score":0.5,"text":"z"}],"per_category":{"d":{"top_k":2,"cutoff":-0}}}}')
+addRaw('c9 -0 and 0 tie in the fallback ranking', '{"c9":{"candidates":[{"id":"a","category":"d","score":-0,"text":"cache"},{"id":"b","category":"d","score":0,"text":"cache"},{"id":"c","category":"d","score":-0,"text":"cache miss"}],"query":"cache","per_category":{"d":{"top_k":1}}}}')
+addRaw('c9 -0 ties 0 after equal relative scores', '{"c9":{"candidates":[{"id":"a","category":"d","score":-0,"text":"token"},{"id":"b","category":"d","score":0,"text":"token"},{"id":"c","category":"e","score":0.1,"text":"token"},{"id":"f","category":"e","score":-0,"text":"token"},{"id":"g","category":"e","score":0,"text":"token"}],"query":"token budget","per_category":{"d":{"top_k":1},"e":{"top_k":2}}}}')
+// An own __proto__ member (JSON.parse creates one) is never kept: out[key] = raw[key] runs the
+// __proto__ setter instead of creating a member.
+addRaw('filter drops an own __proto__ member (object value)', '{"filter":{"response":{"id":1,"__proto__":{"x":1},"title":"t"},"allowed":["__proto__","id","x"]}}')
+addRaw('filter drops an own __proto__ member (primitive value), required passes', '{"filter":{"response":{"__proto__":"p","2":true,"id":1},"allowed":["id","__proto__","2"],"required":["__proto__","id"]}}')
+addRaw('filter drops an own __proto__ member (null value)', '{"filter":{"response":{"__proto__":null,"a":[1]},"allowed":["__proto__"]}}')
+// Request numbers at and past 2^32 (where a 32-bit usize wraps) and at 2^53 - 1, as JavaScript reads them.
+const BIG = ['4294967295', '4294967296', '4294967297', '4294967336', '9007199254740991']
+const five = (score) => [0, 1, 2, 3, 4].map((i) => `{"id":"c${i}","category":"d","score":${score},"text":"token budget ${i}"}`).join(',')
+for (const n of BIG) {
+  addRaw(`c9 top_k ${n} keeps every eligible chunk`, `{"c9":{"candidates":[${five(0.5)}],"per_category":{"d":{"top_k":${n}}}}}`)
+  addRaw(`c9 fallback top_k ${n} keeps every matching chunk`, `{"c9":{"candidates":[${five(0.1)}],"query":"token","per_category":{"d":{"top_k":${n}}}}}`)
+  addRaw(`truncate max_chars ${n} cuts nothing`, `{"truncate":{"blocks":["a summary of this turn, longer than forty characters","middle","the tail block of the turn, also long"],"max_chars":${n}}}`)
+  addRaw(`schema detail_fetches ${n}`, JSON.stringify({ schema: { tools: [{ name: 'memory_search', full: ref.describeTool('memory_search', true), slim: ref.describeTool('memory_search', false), detail_fetches: 0 }, { name: 'kv_get', full: ref.describeTool('kv_get', true), slim: ref.describeTool('kv_get', false), detail_fetches: 0 }] } }).replace(/"detail_fetches":0/g, `"detail_fetches":${n}`))
+}
+addRaw('truncate max_chars 40 cuts (the value 4294967336 wraps to on a 32-bit usize)', '{"truncate":{"blocks":["a summary of this turn, longer than forty characters","middle","the tail block of the turn, also long"],"max_chars":40}}')
+// Unicode 17 letters (CJK Extension J, U+323B0..) are terms under V8's \p{L}; older tables split them.
+addRaw('c9 fallback on Unicode 17 letters (CJK Extension J)', JSON.stringify({ c9: { candidates: [ch('a', 'd', 0.1, 'x \u{323B0}\u{323B1} y'), ch('b', 'd', 0.2, 'cache')], query: '\u{323B0}\u{323B1}' } }))
+addRaw('c9 fallback: marks removed after NFKD, compatibility forms folded', JSON.stringify({ c9: { candidates: [ch('a', 'd', 0.1, 'ﬁle Ａｂｃ ①② x\u0301y'), ch('b', 'd', 0.2, 'résumé')], query: 'FILE abc 12 xy RESUME' } }))
+addRaw('c9 a code point Node holds unassigned is no letter (U+209D)', JSON.stringify({ c9: { candidates: [ch('a', 'd', 0.1, 'a\u209Db'), ch('b', 'd', 0.2, 'zzz')], query: 'awb' } }))
 
 for (let i = 0; i < 400; i++) {
   const body = {}

@@ -222,7 +222,7 @@ pub fn check_body(body: &[u8]) {
                     .find(|(name, _)| name == category)
                     .and_then(|(_, cfg)| cfg.top_k)
                     .unwrap_or(to::levers::C9_DEFAULT_TOP_K);
-                assert!(n <= top_k, "more than top-k selected in a category");
+                assert!(n as u64 <= top_k, "more than top-k selected in a category");
             }
         }
     }
@@ -248,7 +248,7 @@ pub fn check_body(body: &[u8]) {
             .collect();
         let joined = js_length(&blocks.join("\n"));
         assert_eq!(int(&out["output_chars"]), joined as i64);
-        assert!(joined <= t.max_chars, "truncation over its hard cap");
+        assert!(joined as u64 <= t.max_chars, "truncation over its hard cap");
         if out["truncated"] == json!(false) {
             assert_eq!(blocks, t.blocks);
         }

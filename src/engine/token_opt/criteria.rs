@@ -14,12 +14,12 @@ use serde_json::{json, Value};
 pub const TOKENIZER_ID: &str = "cl100k_base/gpt-tokenizer@4.0.0/data-sha256:223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
 /// Pin of corpus/token-opt/levers-corpus.json (JCS SHA-256 without its `sha256` member).
 pub const LEVERS_CORPUS_SHA256: &str =
-    "70886f328d9af4e57b81dd20482779dca92b8216d237a1a186a66b99f8fa9d4b";
+    "d0dec62935357792523f0dfbdbfae98e5101dc7288c6f6f82c74cd966606efce";
 /// Pin of corpus/token-opt/toon-crosscheck.json.
 pub const TOON_CROSSCHECK_SHA256: &str =
     "00e010da91eb23f1ec3183885ab4354aff1cf629e738a1007696825d6f4c28af";
 /// The TOON specification version the encoder targets.
-pub const TOON_SPEC: &str = "toon-spec 4.0 (working draft, samples/toon-spec/SPEC.md); reference implementation @toon-format/toon 4.4.0";
+pub const TOON_SPEC: &str = "TOON specification 4.0 (working draft, https://github.com/toon-format/spec/blob/main/SPEC.md); reference implementation @toon-format/toon 4.4.0";
 
 fn refusal_entry(r: Refusal) -> Value {
     json!({
@@ -66,7 +66,7 @@ pub fn criteria() -> Value {
         "ops_not_offered": ["tools-ceiling"],
         "source": "Derived from the TypeScript reference module pantheon-opencode src/pantheon/token-opt.ts (1.5.0-beta.2; spec/token-opt.reference.ts.diff): its levers' selection, filtering, truncation and slimming rules are reproduced case by case; its chars/4 estimate is replaced by exact token counts and printed beside them.",
         "corpus": {
-            "levers": { "id": "token-opt-levers-corpus/v1", "sha256": LEVERS_CORPUS_SHA256, "cases": 430,
+            "levers": { "id": "token-opt-levers-corpus/v1", "sha256": LEVERS_CORPUS_SHA256, "cases": 461,
                         "derivation": "expected behaviour produced by running the reference module itself; token figures by gpt-tokenizer" },
             "toon_crosscheck": { "id": "token-opt-toon-crosscheck/v1", "sha256": TOON_CROSSCHECK_SHA256, "cases": 1500,
                                  "derivation": "expected TOON produced by @toon-format/toon 4.4.0; token figures by gpt-tokenizer" },
@@ -130,7 +130,7 @@ pub fn criteria() -> Value {
                 "id": "filter",
                 "reference_lever": "filter-truncate",
                 "name": "response field filtering",
-                "text": "Keep only the allowed members present in the response, in allowed order (then JavaScript's key order). Every required member must be an own member of the response, or the call is refused free (filter_required_missing, 422, with the count missing and the position of the first in required) — never filtered silently.",
+                "text": "Keep only the allowed members present in the response, in allowed order (then JavaScript's key order); a member named __proto__ is never kept (the reference's out[key] = raw[key] runs the __proto__ setter instead of creating a member). Every required member must be an own member of the response, or the call is refused free (filter_required_missing, 422, with the count missing and the position of the first in required) — never filtered silently.",
                 "measurement": "before = JSON.stringify(response); after = JSON.stringify(filtered); no overhead."
             },
             {
@@ -165,7 +165,10 @@ pub fn criteria() -> Value {
             "The reference's prepareC9Context boundary (environment kill-switch, empty-query and overlap gate) is not part of this service: the c9 lever is the reference's c9Filter with the optional query, whose five signals are reported as the reference names them.",
             "Lengths, slicing and estimates use JavaScript string length (UTF-16 code units), as the reference does; where the reference would slice between the two halves of a surrogate pair (leaving a lone surrogate), the cut is made one unit earlier.",
             "The reference's two-block truncation can exceed its own hard cap by the join newline (tail fitted to the whole cap, head emptied). Here the tail is then fitted to max_chars − 1, and a zero cap yields one empty block, so the cap always holds; every case the reference keeps within the cap is unchanged.",
-            "filterFields tests membership with JavaScript's `in`, which also sees inherited names (toString, constructor, __proto__); here membership is own members only, the only reading that fits JSON data.",
+            "filterFields tests membership with JavaScript's `in`, which also sees inherited names (toString, constructor, __proto__): a required name that is only inherited passes there and is refused here (filter_required_missing), since membership here is own members only, the only reading that fits JSON data. The output follows the reference: an own __proto__ member of the response is dropped, as the reference's assignment drops it.",
+            "Scores compare as the reference's comparators compute them (b.score - a.score, and right - left for each fallback key): -0 and 0 are equal, so they tie and keep submitted order, in the selection and in the fallback ranking.",
+            "Request numbers (top_k, max_chars, detail_fetches, indent_size) are read as JavaScript reads them, the nearest double, and accepted as counts when they are non-negative integers up to 2^53; they are never narrowed to the platform's word, so 2^32 is 2^32 on the 32-bit worker too. Figures are doubles as in the reference: exact below 2^53, and a detail overhead that detail_fetches pushes past 2^53 is rounded exactly as JavaScript rounds the same products and sums (the ledger's integer columns saturate at the 64-bit range).",
+            "C9 terms use Node's Unicode 17 tables: letters and numbers from V8's \\p{L} and \\p{N} (the tokenizer's table), marks from V8's \\p{M}, NFKD from unicode-normalization except at the code points Node holds unassigned (the crate's newer tables decompose 68 of them), which stay as they are, as String#normalize leaves them. Checked against Node at every code point.",
             "The fallback notice prints the default cutoff 0.3 even where a per-category cutoff was set, exactly as the reference does.",
             "C9 measurement: the reference leaves the C9 baseline to its caller; here the baseline is the unselected injection (every candidate as an auditable line) and the injected context is debited as retrieval overhead, so net = baseline − injected.",
             "A JSON number outside the double range (e.g. 1e400) is a malformed body here; JavaScript would read it as Infinity."

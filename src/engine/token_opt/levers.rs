@@ -7,49 +7,58 @@
 //!   estimates in; slicing never splits a surrogate pair (it cuts one unit earlier instead).
 //! - Every measured text is tokenized exactly once (`Measured::of`); sums are sums of those counts.
 //! - The hard cap of `truncate_turn` holds for every input: the joined output never exceeds `max_chars`.
+//! - Request numbers (top_k, max_chars, detail_fetches) are `u64`, never `usize`: on wasm32 a `usize`
+//!   is 32 bits, and a cast would wrap 2^32 to 0. Figures are doubles, as the reference's numbers are:
+//!   exact integers below 2^53 (every text-derived figure), and beyond it (only where a caller's
+//!   detail_fetches multiplies a count) rounded exactly as JavaScript rounds the same operations.
 
 use super::json_js::{compact, js_length, to_js_key_order};
 use crate::engine::canonical::{js_number, push_js_number};
 use crate::engine::tokenizer;
-use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 
 /// The reference's default top-k per category.
-pub const C9_DEFAULT_TOP_K: usize = 3;
+pub const C9_DEFAULT_TOP_K: u64 = 3;
 /// The reference's default relevance cutoff per category.
 pub const C9_DEFAULT_CUTOFF: f64 = 0.3;
 /// The reference's fixed chars-per-token ratio of its estimate.
-pub const CHARS_PER_TOKEN: usize = 4;
+pub const CHARS_PER_TOKEN: f64 = 4.0;
 
-/// The reference's `estimateTokens` over a length: `ceil(len / 4)`, 0 for 0.
-pub fn estimate(chars: usize) -> usize {
-    chars.div_ceil(CHARS_PER_TOKEN)
+/// The reference's `charsToTokens` over a length: `Math.ceil(chars / 4)`, 0 for 0 (or less).
+pub fn estimate(chars: f64) -> f64 {
+    if chars <= 0.0 {
+        0.0
+    } else {
+        (chars / CHARS_PER_TOKEN).ceil()
+    }
 }
 
 // ─── Measurement ─────────────────────────────────────────────────────────────────────────────────
 
-/// A text's size: JavaScript length and exact token count (the text tokenized once).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A size: JavaScript length and exact token count, as doubles (the reference's numbers). A text's
+/// own size is an integer far below 2^53; only a product with a caller's count can pass it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Measured {
-    pub chars: usize,
-    pub tokens: usize,
+    pub chars: f64,
+    pub tokens: f64,
 }
 
 impl Measured {
+    /// The text's size (the text tokenized once).
     pub fn of(text: &str) -> Self {
         Measured {
-            chars: js_length(text),
-            tokens: tokenizer::count(text),
+            chars: js_length(text) as f64,
+            tokens: tokenizer::count(text) as f64,
         }
     }
 
-    fn times(self, n: usize) -> Self {
+    /// `n` times the size, each product rounded as JavaScript's `n * size` is.
+    fn times(self, n: u64) -> Self {
         Measured {
-            chars: self.chars * n,
-            tokens: self.tokens * n,
+            chars: self.chars * n as f64,
+            tokens: self.tokens * n as f64,
         }
     }
 
@@ -62,7 +71,7 @@ impl Measured {
 }
 
 /// The reference's `OverheadBreakdown`, each component measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Overhead {
     pub retrieval: Measured,
     pub discovery: Measured,
@@ -71,6 +80,7 @@ pub struct Overhead {
 }
 
 impl Overhead {
+    /// The reference's `totalOverheadChars` order: retrieval + discovery + detail + marker.
     pub fn total(&self) -> Measured {
         self.retrieval
             .plus(self.discovery)
@@ -80,7 +90,7 @@ impl Overhead {
 }
 
 /// One lever's before / after / overhead; gross, net and the gate verdict derive from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Measurement {
     /// The reference's lever name (`c9`, `filter-truncate`, `schema`).
     pub lever: &'static str,
@@ -93,23 +103,23 @@ pub struct Measurement {
 
 impl Measurement {
     /// Exact gross saving in tokens: before − after.
-    pub fn gross(&self) -> i64 {
-        self.before.tokens as i64 - self.after.tokens as i64
+    pub fn gross(&self) -> f64 {
+        self.before.tokens - self.after.tokens
     }
     /// Exact net saving in tokens: gross − every overhead component.
-    pub fn net(&self) -> i64 {
-        self.gross() - self.overhead.total().tokens as i64
+    pub fn net(&self) -> f64 {
+        self.gross() - self.overhead.total().tokens
     }
     /// The gate: a lever stays enabled only when its exact net saving is positive.
     pub fn enabled(&self) -> bool {
-        self.net() > 0
+        self.net() > 0.0
     }
     /// The reference's own figures (`measureLeverFull` over the char counts): before, after,
     /// overhead (one ceiling over the summed overhead chars), gross, net.
-    pub fn estimates(&self) -> [i64; 5] {
-        let before = estimate(self.before.chars) as i64;
-        let after = estimate(self.after.chars) as i64;
-        let overhead = estimate(self.overhead.total().chars) as i64;
+    pub fn estimates(&self) -> [f64; 5] {
+        let before = estimate(self.before.chars);
+        let after = estimate(self.after.chars);
+        let overhead = estimate(self.overhead.total().chars);
         [
             before,
             after,
@@ -134,7 +144,7 @@ pub struct Chunk {
 /// Per-category override (absent members take the defaults).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CategoryConfig {
-    pub top_k: Option<usize>,
+    pub top_k: Option<u64>,
     pub cutoff: Option<f64>,
 }
 
@@ -228,9 +238,12 @@ pub fn c9_filter(
             .copied()
             .filter(|&i| chunks[i].score >= cutoff)
             .collect();
-        // A stable sort by score, descending (V8's Array#sort is stable).
-        eligible.sort_by(|&a, &b| chunks[b].score.total_cmp(&chunks[a].score));
-        let kept = top_k.min(eligible.len());
+        // A stable sort by score, descending (V8's Array#sort is stable), compared as the reference's
+        // `b.score - a.score` compares: -0 and 0 tie, so they keep submitted order.
+        eligible.sort_by(|&a, &b| js_descending(chunks[a].score, chunks[b].score));
+        // `slice(0, topK)`: a top_k past the group keeps the whole group (compared as u64, so 2^32
+        // is not 0 on wasm32; the result is at most the group's length).
+        let kept = top_k.min(eligible.len() as u64) as usize;
         eligible_total += eligible.len();
         eligible_selected += kept;
         selected.extend_from_slice(&eligible[..kept]);
@@ -332,15 +345,27 @@ fn relative_lexical_selection(
                 (lexical > 0.0).then_some((i, index, lexical, relative))
             })
             .collect();
+        // The reference's comparator: `right - left || …` for each key, so -0 and 0 tie and a NaN
+        // difference (-Infinity − -Infinity of two relative scores) falls through to the next key.
         ranked.sort_by(|a, b| {
-            b.2.total_cmp(&a.2)
-                .then(b.3.total_cmp(&a.3))
-                .then(chunks[b.0].score.total_cmp(&chunks[a.0].score))
+            js_descending(a.2, b.2)
+                .then(js_descending(a.3, b.3))
+                .then(js_descending(chunks[a.0].score, chunks[b.0].score))
                 .then(a.1.cmp(&b.1))
         });
-        selected.extend(ranked.iter().take(top_k).map(|r| r.0));
+        let kept = top_k.min(ranked.len() as u64) as usize;
+        selected.extend(ranked[..kept].iter().map(|r| r.0));
     }
     selected
+}
+
+/// The order of JavaScript's `right - left` comparator, descending: `Equal` when the difference is
+/// 0 (so -0 and 0 tie) or NaN (which `||` skips, like 0). For finite and infinite doubles the
+/// difference's sign is the order of the values, so this is `partial_cmp` with NaN read as a tie.
+fn js_descending(left: f64, right: f64) -> std::cmp::Ordering {
+    right
+        .partial_cmp(&left)
+        .unwrap_or(std::cmp::Ordering::Equal)
 }
 
 /// The reference's `buildC9Context`: `[category:id|score] text`, one line per chunk.
@@ -363,23 +388,72 @@ pub fn build_context(chunks: &[Chunk], indices: &[usize]) -> String {
     out
 }
 
-/// The reference's `lexicalTerms`: NFKD, combining marks removed, lower-cased, maximal runs of
-/// letters and numbers longer than one UTF-16 unit, de-duplicated in first-seen order.
+/// The reference's `lexicalTerms`: NFKD, combining marks (`\p{M}`) removed, lower-cased, maximal runs
+/// of letters and numbers (`[\p{L}\p{N}]+`) longer than one UTF-16 unit, de-duplicated in first-seen
+/// order. The classes are V8's (Unicode 17): letters and numbers from the tokenizer's table, marks
+/// from [`super::marks`], both generated from Node.
 pub fn lexical_terms(value: &str) -> Vec<String> {
-    static MARKS: OnceLock<Regex> = OnceLock::new();
-    static TERMS: OnceLock<Regex> = OnceLock::new();
-    let marks = MARKS.get_or_init(|| Regex::new(r"\p{M}").expect("static pattern"));
-    let terms = TERMS.get_or_init(|| Regex::new(r"[\p{L}\p{N}]+").expect("static pattern"));
-    let decomposed: String = value.nfkd().collect();
-    let lowered = marks.replace_all(&decomposed, "").to_lowercase();
+    let unmarked: String = nfkd_as_node(value).filter(|&c| !is_mark(c)).collect();
+    let lowered = unmarked.to_lowercase();
     let mut out: Vec<String> = Vec::new();
-    for m in terms.find_iter(&lowered) {
-        let term = m.as_str();
-        if js_length(term) > 1 && !out.iter().any(|t| t == term) {
+    for term in lowered
+        .split(|c: char| !tokenizer::is_letter_or_number(c))
+        .filter(|t| js_length(t) > 1)
+    {
+        if !out.iter().any(|t| t == term) {
             out.push(term.to_owned());
         }
     }
     out
+}
+
+/// Code points Node (Unicode 17) holds unassigned but the unicode-normalization crate's newer tables
+/// decompose: `String#normalize` leaves an unassigned code point as it is, so these pass through.
+/// tests/token_opt_unicode.rs compares the whole NFKD against Node's at every code point, so a crate
+/// update that decomposes more shows there.
+const NFKD_UNASSIGNED_IN_NODE: &[(char, char)] = &[
+    ('\u{0558}', '\u{0558}'),
+    ('\u{058B}', '\u{058C}'),
+    ('\u{209D}', '\u{209F}'),
+    ('\u{107BB}', '\u{107BF}'),
+    ('\u{1B123}', '\u{1B126}'),
+    ('\u{1D6A6}', '\u{1D6A6}'),
+    ('\u{1DF95}', '\u{1DF95}'),
+    ('\u{1DFCD}', '\u{1DFFF}'),
+];
+
+/// `String#normalize('NFKD')` as Node does it: unicode-normalization's NFKD over the runs between
+/// code points Node holds unassigned, which stay as they are. An unassigned code point is a starter
+/// (combining class 0) to Node, so canonical reordering never crosses it and the runs normalise
+/// independently.
+pub fn nfkd_as_node(value: &str) -> impl Iterator<Item = char> + '_ {
+    let unassigned = |c: char| {
+        NFKD_UNASSIGNED_IN_NODE
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&c))
+    };
+    value.split_inclusive(unassigned).flat_map(move |run| {
+        let mut chars = run.chars();
+        let kept = chars.next_back().filter(|&c| unassigned(c));
+        let body = if kept.is_some() { chars.as_str() } else { run };
+        body.nfkd().chain(kept)
+    })
+}
+
+/// Whether V8's `/\p{M}/u` matches `c` (General_Category Mark, Unicode 17).
+pub fn is_mark(c: char) -> bool {
+    let cp = c as u32;
+    super::marks::MARK_RANGES
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// ECMAScript `String#trim`: WhiteSpace (TAB VT FF SP NBSP ZWNBSP and category Zs) and LineTerminator.
@@ -413,7 +487,10 @@ pub struct MissingRequired {
 }
 
 /// The reference's `filterFields`: the allowed own members of `raw`, in `allowed` order (then
-/// JavaScript's key order); any required member absent → `MissingRequired`.
+/// JavaScript's key order); any required member absent → `MissingRequired`. A member named
+/// `__proto__` is never kept: the reference's `out[key] = raw[key]` with that key runs
+/// Object.prototype's `__proto__` setter (setting the prototype, or doing nothing) instead of
+/// creating a member, so `JSON.stringify` of its result never shows one.
 pub fn filter_fields(
     raw: &Map<String, Value>,
     allowed: &[String],
@@ -432,7 +509,7 @@ pub fn filter_fields(
         });
     }
     let mut out = Map::new();
-    for key in allowed {
+    for key in allowed.iter().filter(|k| k.as_str() != "__proto__") {
         if let Some(v) = raw.get(key.as_str()) {
             out.insert(key.clone(), v.clone());
         }
@@ -470,14 +547,16 @@ fn js_prefix(s: &str, units: usize) -> &str {
 }
 
 /// The reference's `fitBudget`: the text when it fits, else its head plus `…` within `budget`.
-fn fit_budget(text: &str, budget: usize) -> String {
-    if js_length(text) <= budget {
+fn fit_budget(text: &str, budget: u64) -> String {
+    let length = js_length(text);
+    if length as u64 <= budget {
         return text.to_owned();
     }
-    match budget {
+    // Here budget < length, so it is a usize on every platform.
+    match budget as usize {
         0 => String::new(),
         1 => "…".to_owned(),
-        _ => format!("{}…", js_prefix(text, budget - 1)),
+        units => format!("{}…", js_prefix(text, units - 1)),
     }
 }
 
@@ -485,9 +564,9 @@ fn fit_budget(text: &str, budget: usize) -> String {
 /// blocks replaced by `…[+N truncated]…`, HARD cap on the `\n`-joined output. Where the reference's
 /// two-block branch would overrun the cap by its join newline, the tail is fitted to `max_chars − 1`
 /// (and a zero cap yields one empty block).
-pub fn truncate_turn(blocks: &[String], max_chars: usize) -> TruncateOutcome {
-    let joined_len =
-        blocks.iter().map(|b| js_length(b)).sum::<usize>() + blocks.len().saturating_sub(1);
+pub fn truncate_turn(blocks: &[String], max_chars: u64) -> TruncateOutcome {
+    let joined_len = blocks.iter().map(|b| js_length(b) as u64).sum::<u64>()
+        + blocks.len().saturating_sub(1) as u64;
     if joined_len <= max_chars {
         return TruncateOutcome {
             blocks: blocks.to_vec(),
@@ -517,10 +596,13 @@ pub fn truncate_turn(blocks: &[String], max_chars: usize) -> TruncateOutcome {
             };
         }
         let mut tail_out = fit_budget(tail, max_chars);
-        if js_length(&tail_out) >= max_chars {
+        if js_length(&tail_out) as u64 >= max_chars {
             tail_out = fit_budget(tail, max_chars - 1);
         }
-        let head_out = fit_budget(head, max_chars.saturating_sub(js_length(&tail_out) + 1));
+        let head_out = fit_budget(
+            head,
+            max_chars.saturating_sub(js_length(&tail_out) as u64 + 1),
+        );
         return TruncateOutcome {
             blocks: vec![head_out, tail_out],
             truncated: true,
@@ -528,7 +610,7 @@ pub fn truncate_turn(blocks: &[String], max_chars: usize) -> TruncateOutcome {
         };
     }
     let marker = format!("…[+{} truncated]…", blocks.len() - 2);
-    let marker_len = js_length(&marker);
+    let marker_len = js_length(&marker) as u64;
     if max_chars < marker_len + 2 {
         return TruncateOutcome {
             blocks: vec![fit_budget(&marker, max_chars)],
@@ -538,7 +620,7 @@ pub fn truncate_turn(blocks: &[String], max_chars: usize) -> TruncateOutcome {
     }
     let budget = max_chars - marker_len - 2;
     let head_out = fit_budget(head, budget);
-    let tail_out = fit_budget(tail, budget - js_length(&head_out));
+    let tail_out = fit_budget(tail, budget - js_length(&head_out) as u64);
     TruncateOutcome {
         blocks: vec![head_out, marker.clone(), tail_out],
         truncated: true,
@@ -555,7 +637,7 @@ pub struct Tool {
     pub name: String,
     pub full: Option<String>,
     pub slim: Option<String>,
-    pub detail_fetches: usize,
+    pub detail_fetches: u64,
 }
 
 impl Tool {
@@ -703,8 +785,8 @@ mod tests {
     #[test]
     fn estimate_is_a_ceiling_of_chars_over_four() {
         assert_eq!(
-            (estimate(0), estimate(1), estimate(4), estimate(5)),
-            (0, 1, 1, 2)
+            (estimate(0.0), estimate(1.0), estimate(4.0), estimate(5.0)),
+            (0.0, 1.0, 1.0, 2.0)
         );
     }
 }

@@ -11,10 +11,12 @@
 mod criteria;
 pub mod json_js;
 pub mod levers;
+mod marks;
 pub mod toon;
 
 pub use criteria::{criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256};
 
+use crate::engine::canonical::js_number;
 use crate::engine::time::iso8601_millis;
 use crate::engine::{ClosedError, Delivery, LedgerValue};
 use json_js::{compact, js_length, to_js_key_order};
@@ -185,17 +187,15 @@ fn string_list(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-/// A non-negative integer no larger than 2^53 (a JSON number JavaScript holds exactly); `3.0` is the
-/// integer 3, as JavaScript reads it.
-fn count_value(value: &Value) -> Option<usize> {
-    const LIMIT: u64 = 1 << 53;
-    match value.as_u64() {
-        Some(n) => (n <= LIMIT).then_some(n as usize),
-        None => {
-            let x = value.as_f64()?;
-            (x >= 0.0 && x.fract() == 0.0 && x <= LIMIT as f64).then_some(x as usize)
-        }
-    }
+/// The largest count the contract accepts: 2^53, the end of the integers a double holds exactly.
+pub const COUNT_LIMIT: u64 = 1 << 53;
+
+/// A count: the JSON number read as JavaScript reads it (the nearest double, so `3.0` is 3 and
+/// 9007199254740993 is 2^53), accepted when it is a non-negative integer no larger than 2^53. Kept as
+/// `u64`, never `usize`: on wasm32 a `usize` is 32 bits and 2^32 would wrap to 0.
+fn count_value(value: &Value) -> Option<u64> {
+    let x = value.as_f64()?;
+    (x >= 0.0 && x.fract() == 0.0 && x <= COUNT_LIMIT as f64).then_some(x as u64)
 }
 
 /// `x ?? default` reading: absent and null both mean "use the default".
@@ -203,8 +203,15 @@ fn present(map: &Map<String, Value>, key: &str) -> Option<Value> {
     map.get(key).filter(|v| !v.is_null()).cloned()
 }
 
-fn est(n: i64) -> Value {
-    Value::String(format!("est:~{n}"))
+/// The reference's estimate as printed beside a figure: `est:~` and the number as JavaScript prints it.
+fn est(n: f64) -> Value {
+    Value::String(format!("est:~{}", js_number(n)))
+}
+
+/// A figure for the ledger's integer column: the double's integer value (every figure is integral),
+/// saturated at the i64 range, which only detail_fetches near 2^53 times a long description can reach.
+fn ledger_figure(x: f64) -> LedgerValue {
+    LedgerValue::Int(x as i64)
 }
 
 // ─── levers ──────────────────────────────────────────────────────────────────────────────────────
@@ -229,7 +236,7 @@ pub struct FilterRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TruncateRequest {
     pub blocks: Vec<String>,
-    pub max_chars: usize,
+    pub max_chars: u64,
 }
 
 /// A validated levers call: any non-empty subset of the levers.
@@ -401,27 +408,27 @@ fn measurement_report(m: &Measurement) -> Value {
         "lever": m.lever,
         "part": m.part,
         "tokens": {
-            "before": m.before.tokens,
-            "after": m.after.tokens,
-            "overhead": total.tokens,
+            "before": js_value(m.before.tokens),
+            "after": js_value(m.after.tokens),
+            "overhead": js_value(total.tokens),
             "overhead_items": {
-                "retrieval": m.overhead.retrieval.tokens,
-                "discovery": m.overhead.discovery.tokens,
-                "detail": m.overhead.detail.tokens,
-                "marker": m.overhead.marker.tokens,
+                "retrieval": js_value(m.overhead.retrieval.tokens),
+                "discovery": js_value(m.overhead.discovery.tokens),
+                "detail": js_value(m.overhead.detail.tokens),
+                "marker": js_value(m.overhead.marker.tokens),
             },
-            "gross": m.gross(),
-            "net": m.net(),
+            "gross": js_value(m.gross()),
+            "net": js_value(m.net()),
         },
         "chars": {
-            "before": m.before.chars,
-            "after": m.after.chars,
-            "overhead": total.chars,
+            "before": js_value(m.before.chars),
+            "after": js_value(m.after.chars),
+            "overhead": js_value(total.chars),
             "overhead_items": {
-                "retrieval": m.overhead.retrieval.chars,
-                "discovery": m.overhead.discovery.chars,
-                "detail": m.overhead.detail.chars,
-                "marker": m.overhead.marker.chars,
+                "retrieval": js_value(m.overhead.retrieval.chars),
+                "discovery": js_value(m.overhead.discovery.chars),
+                "detail": js_value(m.overhead.detail.chars),
+                "marker": js_value(m.overhead.marker.chars),
             },
         },
         "estimate": {
@@ -432,7 +439,7 @@ fn measurement_report(m: &Measurement) -> Value {
             "net": est(e_net),
         },
         "enabled": m.enabled(),
-        "enabled_by_estimate": e_net > 0,
+        "enabled_by_estimate": e_net > 0.0,
     })
 }
 
@@ -486,8 +493,8 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
                 "dropped": out.dropped.iter().map(|&i| chunk_ref(&c9.candidates[i])).collect::<Vec<_>>(),
                 "context": out.context,
                 "context_lines": lines,
-                "injected": { "chars": m.overhead.retrieval.chars, "tokens": m.overhead.retrieval.tokens,
-                              "estimate": est(levers::estimate(m.overhead.retrieval.chars) as i64) },
+                "injected": { "chars": js_value(m.overhead.retrieval.chars), "tokens": js_value(m.overhead.retrieval.tokens),
+                              "estimate": est(levers::estimate(m.overhead.retrieval.chars)) },
             }),
         );
         measurements.push(m);
@@ -550,17 +557,17 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
         }
     }
     let enabled = gate.values().filter(|v| v.as_bool() == Some(true)).count();
-    let sum = |f: &dyn Fn(&Measurement) -> i64| measurements.iter().map(f).sum::<i64>();
-    let before = sum(&|m| m.before.tokens as i64);
-    let after = sum(&|m| m.after.tokens as i64);
-    let overhead = sum(&|m| m.overhead.total().tokens as i64);
+    let sum = |f: &dyn Fn(&Measurement) -> f64| measurements.iter().map(f).fold(0.0, |a, b| a + b);
+    let before = sum(&|m| m.before.tokens);
+    let after = sum(&|m| m.after.tokens);
+    let overhead = sum(&|m| m.overhead.total().tokens);
     let net = sum(&|m| m.net());
     let verdict = format!(
         "TOKEN-OPT LEVERS — measured: {} — enabled: {} of {} — net tokens: {} — {}",
         measurements.len(),
         enabled,
         gate.len(),
-        net,
+        js_number(net),
         iso8601_millis(now_ms)
     );
     report.insert("verdict".into(), json!(verdict));
@@ -571,7 +578,8 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
     report.insert("gate".into(), Value::Object(gate.clone()));
     report.insert(
         "totals".into(),
-        json!({ "tokens_before": before, "tokens_after": after, "tokens_overhead": overhead, "tokens_net": net }),
+        json!({ "tokens_before": js_value(before), "tokens_after": js_value(after),
+                "tokens_overhead": js_value(overhead), "tokens_net": js_value(net) }),
     );
     report.insert("outputs".into(), Value::Object(outputs));
     report.insert("honesty_line".into(), json!(HONESTY_LINE));
@@ -586,10 +594,10 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
             LedgerValue::Int(measurements.len() as i64),
         ),
         ("levers_enabled", LedgerValue::Int(enabled as i64)),
-        ("tokens_before", LedgerValue::Int(before)),
-        ("tokens_after", LedgerValue::Int(after)),
-        ("tokens_overhead", LedgerValue::Int(overhead)),
-        ("tokens_net", LedgerValue::Int(net)),
+        ("tokens_before", ledger_figure(before)),
+        ("tokens_after", ledger_figure(after)),
+        ("tokens_overhead", ledger_figure(overhead)),
+        ("tokens_net", ledger_figure(net)),
         ("json_tokens", LedgerValue::Null),
         ("toon_tokens", LedgerValue::Null),
         ("returned_format", LedgerValue::Null),
@@ -630,7 +638,7 @@ pub fn parse_toon(body: &[u8]) -> Result<ToonRequest, Refusal> {
     match map.get("indent_size") {
         None | Some(Value::Null) => {}
         Some(v) => match count_value(v) {
-            Some(n) if (1..=MAX_INDENT_SIZE as usize).contains(&n) => options.indent_size = n,
+            Some(n) if (1..=MAX_INDENT_SIZE).contains(&n) => options.indent_size = n as usize,
             _ => return Err(Refusal::ToonOptionsInvalid),
         },
     }
@@ -662,7 +670,7 @@ pub fn run_toon(req: &ToonRequest, now_ms: u64) -> Result<Delivery, Refusal> {
             "tokens": tokens,
             "chars": js_length(text),
             "bytes": text.len(),
-            "estimate": est(levers::estimate(js_length(text)) as i64),
+            "estimate": est(levers::estimate(js_length(text) as f64)),
         })
     };
     let mut report = Map::new();

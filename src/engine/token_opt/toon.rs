@@ -1,4 +1,4 @@
-//! TOON (Token-Oriented Object Notation) encoder, spec v4.0 (the draft in `samples/toon-spec/SPEC.md`),
+//! TOON (Token-Oriented Object Notation) encoder, spec v4.0 (the working draft at https://github.com/toon-format/spec/blob/main/SPEC.md),
 //! written from the specification and checked byte for byte against npm `@toon-format/toon` 4.4.0.
 //!
 //! Invariants:

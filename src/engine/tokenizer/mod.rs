@@ -42,6 +42,15 @@ pub fn is_piece_start(before: char, after: char) -> bool {
     after.is_ascii() && split::starts_piece_after(tables::class_of(before as u32), after as u8)
 }
 
+/// Whether V8's `/[\p{L}\p{N}]/u` matches `c`: the letter and number classes of the pre-tokenizer's
+/// table (Unicode 17, generated from Node), for callers that split text the way JavaScript does.
+pub fn is_letter_or_number(c: char) -> bool {
+    matches!(
+        tables::class_of(c as u32),
+        tables::CLASS_LETTER | tables::CLASS_NUMBER
+    )
+}
+
 /// Token ids of `text` under cl100k_base, special-token spellings encoded as ordinary text.
 pub fn encode(text: &str) -> Vec<u32> {
     let bytes = text.as_bytes();
