@@ -118,8 +118,6 @@ function describeErr(failed) {
   }
 }
 
-const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
-
 /** The static accounts and memo texts of a landed transaction (for getSignaturesForAddress). */
 function historyOf(tx) {
   const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
