@@ -3,12 +3,13 @@
 # build): prints gzip -9 of the module and the headroom to the limit, and fails above the limit.
 # With --sections it also prints the issue-31 table: raw and gzip -9 of the data section (tokenizer
 # tables and every other static), the code section, the custom `name` section, and the whole module.
-#   BUNDLE_GZIP_LIMIT   bytes (default 2,097,152 = 2 MiB, the project's limit; issue 31 aims at
-#                       1.5 MiB, and the distance to that target is printed too)
+#   BUNDLE_GZIP_LIMIT   bytes (default 1,572,864 = 1.5 MiB, issue 31's target, met since the compact
+#                       vocabulary tables and the V8 term classes replaced `regex`; a rail that needs
+#                       more must take the room from elsewhere)
 #   WASM                the module (default: the one wasm under build/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit="${BUNDLE_GZIP_LIMIT:-2097152}"
+limit="${BUNDLE_GZIP_LIMIT:-1572864}"
 target=1572864
 wasm="${WASM:-$(ls build/*.wasm build/worker/*.wasm 2>/dev/null | head -1 || true)}"
 [ -n "$wasm" ] && [ -f "$wasm" ] || { echo "bundle-size: no wasm under build/ (run scripts/build.sh)"; exit 1; }
