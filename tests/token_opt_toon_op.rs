@@ -25,7 +25,7 @@ fn body_for(case: &Value) -> String {
     body
 }
 
-/// gpt-tokenizer never produces the 8 tokens starting EF BB BF (DESIGN §8); cases holding U+FEFF need
+/// gpt-tokenizer never produces the 8 tokens starting EF BB BF (ARCHITECTURE §8); cases holding U+FEFF need
 /// the JS-exact tokenizer another helper is landing behind the same API.
 fn holds_bom(case: &Value) -> bool {
     case["json"].as_str().unwrap().contains('\u{feff}')

@@ -1,5 +1,5 @@
 // Independent Node implementation of context-budget-pack, written from the contract text and the
-// DESIGN §8 readings (not from the Rust engine), used to derive the pinned corpus' expected outputs.
+// ARCHITECTURE §8 readings (docs/ARCHITECTURE.md) (not from the Rust engine), used to derive the pinned corpus' expected outputs.
 // Real JSON.parse / JSON.stringify, Node's crypto SHA-256, JavaScript string comparison and slicing
 // (UTF-16 code units). Deterministic: a seeded PRNG draws the random cases.
 //

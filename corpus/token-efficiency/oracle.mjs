@@ -1,5 +1,5 @@
 // An independent JavaScript implementation of token-efficiency/v1, written from the criteria text
-// (spec/token-efficiency-v1.criteria.json) and the readings in DESIGN §8 — never from the Rust engine.
+// (spec/token-efficiency-v1.criteria.json) and the readings in docs/ARCHITECTURE.md §8 — never from the Rust engine.
 // It uses the real JSON.parse / JSON.stringify and npm gpt-tokenizer for every count, and recounts
 // the WHOLE payload after every application (no shortcuts), and finds S-4's boundary by brute force.
 

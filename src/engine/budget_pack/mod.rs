@@ -122,7 +122,7 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
 }
 
 /// Validates the `Idempotency-Key` header: present, 16–128 characters of `[A-Za-z0-9_-]`
-/// (the contract's 16–128 characters; the character set is DESIGN §4's payment-identifier rule).
+/// (the contract's 16–128 characters; the character set is ARCHITECTURE §4's payment-identifier rule).
 pub fn check_idempotency_key(key: Option<&str>) -> Result<(), Refusal> {
     let key = key.ok_or(Refusal::IdempotencyKeyMissing)?;
     let well_formed = (16..=128).contains(&key.len())

@@ -1,5 +1,5 @@
 //! The selection: one greedy pass over one ranking, exactly as the contract describes it and as
-//! DESIGN §8 reads it.
+//! ARCHITECTURE §8 reads it.
 //!
 //! - Ranking: required candidates first, then higher `priority` first, then `id` in UTF-16
 //!   code-unit order (JavaScript `<`). Ids are unique, so the ranking is a total order.

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-/// Evidence level of a record (DESIGN §8): L0 roles only, L1 roles plus structural part types,
+/// Evidence level of a record (ARCHITECTURE §8): L0 roles only, L1 roles plus structural part types,
 /// L2 kinds or a tool-schema section present.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
