@@ -9,9 +9,10 @@ use context_meter::engine::canonical::to_jcs;
 use context_meter::engine::composition;
 use context_meter::engine::LedgerValue;
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::PathBuf;
 
-/// `shared/samples` beside the repository (CI and /work/main: `../shared`), or beside an ancestor;
+/// `shared/samples` beside the repository (`../shared` in CI), or beside an ancestor;
 /// `None` (after one loud line saying how to run these tests) when there is none, so a checkout
 /// without the shared samples still runs the rest of the suite.
 fn samples_dir(test: &str) -> Option<PathBuf> {
@@ -22,12 +23,15 @@ fn samples_dir(test: &str) -> Option<PathBuf> {
     if found.is_none() {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            eprintln!(
+            // Straight to the stderr handle: libtest captures `eprintln!` of a passing test, and
+            // this line must be seen in `make test`'s output.
+            let _ = writeln!(
+                std::io::stderr(),
                 "SKIPPED tests/composition_samples.rs ({test} and the others): no ../shared/samples \
                  beside the repository; to run them, put the shared samples (letta-af/*.af, \
                  anthropic-messages/*.json) at ../shared/samples and rerun \
                  `cargo test --test composition_samples`"
-            )
+            );
         });
     }
     found
