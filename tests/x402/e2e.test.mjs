@@ -33,7 +33,7 @@ const A = {
 };
 // Route B defaults to the budget-pack route at the same price as A (our own worker is started with
 // PRICE_CONTEXT_BUDGET_PACK = A's price), so only the memo binding can stop a cross-route spend.
-const packExample = () => JSON.stringify(JSON.parse(readFileSync(join(ROOT, "..", "shared", "spec", "context-budget-pack.contract.json"), "utf8")).exampleInput);
+const packExample = () => JSON.stringify(JSON.parse(readFileSync(join(ROOT, "corpus", "context-budget-pack", "contract.json"), "utf8")).exampleInput);
 const B = process.env.E2E_ROUTE_B
   ? { path: process.env.E2E_ROUTE_B, body: process.env.E2E_BODY_B ?? "{}" }
   : process.env.WORKER_URL ? null : { path: "/v1/x402/context-budget-pack", body: packExample() };
@@ -125,7 +125,7 @@ test("the official client pays; exactly the price moves; PAYMENT-RESPONSE succes
 });
 
 test("a paid budget-pack call returns the contract's exampleResponse byte for byte, signature detached", { skip: B && !process.env.E2E_ROUTE_B ? false : "no pack route" }, async () => {
-  const contract = JSON.parse(readFileSync(join(ROOT, "..", "shared", "spec", "context-budget-pack.contract.json"), "utf8"));
+  const contract = JSON.parse(readFileSync(join(ROOT, "corpus", "context-budget-pack", "contract.json"), "utf8"));
   const before = await merchantBalance();
   const pay = await payingFetch({ rpcUrl: svmUrl });
   const res = await pay(WORKER + B.path, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": newKey() }, body: B.body });

@@ -29,7 +29,7 @@ const SETTLE_TIMEOUT_MS = 3000;
 const PER_KEY = 30;
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 const TE = { path: "/token-efficiency/budget", body: JSON.stringify({ payload: JSON.stringify({ a: 1 }), budget_tokens: 100 }) };
-const packExample = JSON.parse(readFileSync(join(ROOT, "..", "shared", "spec", "context-budget-pack.contract.json"), "utf8")).exampleInput;
+const packExample = JSON.parse(readFileSync(join(ROOT, "corpus", "context-budget-pack", "contract.json"), "utf8")).exampleInput;
 const PACK = { path: "/v1/x402/context-budget-pack", body: JSON.stringify(packExample) };
 
 let svm, facilitator, worker, merchant, wallets, persist;
