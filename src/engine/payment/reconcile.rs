@@ -30,8 +30,10 @@ pub struct ChainQuery {
 pub fn chain_query(transaction_base64: &str) -> Option<ChainQuery> {
     let wire = STANDARD.decode(transaction_base64.as_bytes()).ok()?;
     let tx = transaction::decode(&wire).ok()?;
+    // The transfer is TransferChecked under either token program the scheme allows (layout.rs).
     let transfer = tx.instructions.iter().find(|ix| {
-        base58::encode(&tx.account_keys[usize::from(ix.program_index)]) == super::pda::TOKEN_PROGRAM
+        let program = base58::encode(&tx.account_keys[usize::from(ix.program_index)]);
+        program == super::pda::TOKEN_PROGRAM || program == super::pda::TOKEN_2022_PROGRAM
     })?;
     let source = *transfer.account_indexes.first()?;
     Some(ChainQuery {

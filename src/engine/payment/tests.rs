@@ -607,6 +607,24 @@ fn token_2022(cfg: &PaymentConfig) -> Tx {
     tx
 }
 
+/// A payment in doubt is looked up in its source token account's history: under Token-2022 too,
+/// or a landed Token-2022 payment could never be reconciled.
+#[test]
+fn reconciliation_scans_the_source_account_under_either_token_program() {
+    let cfg = config();
+    for tx in [standard(&cfg), token_2022(&cfg)] {
+        let (bytes, _) = wire(&tx);
+        let query = super::reconcile::chain_query(
+            &base64::engine::general_purpose::STANDARD.encode(&bytes),
+        )
+        .expect("a checked payment always has a transfer to look up");
+        assert_eq!(
+            query.source_account,
+            base58::encode(&tx.instructions[2].accounts[0])
+        );
+    }
+}
+
 #[test]
 fn token_2022_transfers_pay_the_token_2022_account() {
     let cfg = config();
