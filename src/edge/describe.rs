@@ -1,4 +1,6 @@
-//! Self-description generated from the route table: the `GET /` index and the OpenAPI 3.1 document.
+//! Self-description generated from the route table: the `GET /` index, `/llms.txt` (rendered from
+//! the index value itself, so its routes, prices and limits cannot differ from it) and the OpenAPI
+//! 3.1 document.
 
 use crate::edge::routes::{Handler, Route, Verb, ROUTES};
 use crate::engine::allowance::Limits;
@@ -61,8 +63,68 @@ pub fn index(
         "families": families,
         "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
                     "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
-        "links": {"openapi": "/openapi.json", "metrics": "/metrics"}
+        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "metrics": "/metrics"}
     })
+}
+
+/// `GET /llms.txt`: the index as Markdown in the llmstxt.org layout (title, summary, then sections
+/// of links), short enough for an agent to read in one go. Everything route-specific is read from
+/// `index`, the value `GET /` answers.
+pub fn llms_txt(index: &Value) -> String {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let mut out = format!(
+        "# {}\n\n> {} Every figure is an exact cl100k_base count under a published rule, and every \
+         report is signed. Version {}.\n\n## Operations\n",
+        text(&index["service"]),
+        text(&index["what"]),
+        text(&index["version"]),
+    );
+    for family in index["families"].as_array().into_iter().flatten() {
+        out.push_str(&format!("\n### {}\n\n", text(&family["criteria_id"])));
+        for route in family["routes"].as_array().into_iter().flatten() {
+            let access = &route["access"];
+            let price = match access["kind"].as_str() {
+                Some("paid") => format!(
+                    "paid, {} ({} USDC base units), {}",
+                    text(&access["label"]),
+                    access["usdc_units"],
+                    text(&access["protocol"])
+                ),
+                Some("free-tier") => format!(
+                    "free tier, {} a UTC day per wallet, {} ms apart",
+                    access["per_day"], access["min_interval_ms"]
+                ),
+                _ => "free".to_owned(),
+            };
+            out.push_str(&format!(
+                "- [{} {}]({}): {}. {}\n",
+                text(&route["method"]),
+                text(&route["path"]),
+                text(&route["path"]),
+                price,
+                text(&route["summary"])
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n## Paying\n\n\
+         - A paid route without `PAYMENT-SIGNATURE` answers 402 with `PAYMENT-REQUIRED` (base64 JSON, x402 v2, \
+         scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again.\n\
+         - Send `Idempotency-Key` (16-128 of `[A-Za-z0-9_-]`) on every paid call, and retry only with the \
+         identical key, body and `PAYMENT-SIGNATURE`. On 409 `PAYMENT_UNCERTAIN` never pay again under that \
+         key: retry after `Retry-After`. The served documents list every payment state under `payment`.\n\
+         - Free checks name the caller's wallet: `caller` in the body where the input has one, else the \
+         `X-Caller` header. Malformed input is refused free, before any allowance or payment is touched.\n\
+         \n## Verifying a report\n\n\
+         - Ed25519 over the RFC 8785 (JCS) bytes of the body without its `signature` member; the public key \
+         is `signing.public_key` at [GET /](/) (key id `{}`). The pack carries the same signature in its \
+         `Report-Signature` header instead.\n\
+         \n## Optional\n\n\
+         - [OpenAPI 3.1](/openapi.json): every route, its headers and refusals.\n\
+         - [Metrics](/metrics): counts by route and outcome only. Nothing submitted is retained anywhere.\n",
+        text(&index["signing"]["key_id"])
+    ));
+    out
 }
 
 fn error_schema() -> Value {
@@ -77,6 +139,9 @@ fn operation(route: &Route) -> Value {
     match route.handler {
         Handler::Metrics => {
             responses.insert("200".into(), json!({"description": "Prometheus text", "content": {"text/plain": {"schema": {"type": "string"}}}}));
+        }
+        Handler::LlmsTxt => {
+            responses.insert("200".into(), json!({"description": "Markdown for agents (llmstxt.org layout)", "content": {"text/markdown": {"schema": {"type": "string"}}}}));
         }
         Handler::Index | Handler::OpenApi | Handler::Document(_) => {
             responses.insert("200".into(), json!({"description": "JSON document", "content": {"application/json": {"schema": {"type": "object"}}}}));
@@ -213,6 +278,67 @@ mod tests {
             .count();
         assert_eq!(free_routes, routed);
         assert!(routed > 0);
+    }
+
+    /// `/llms.txt` is rendered from the index: every route of the table appears with the price or
+    /// limits `GET /` states for it, and it stays short enough to read in one go.
+    #[test]
+    fn llms_txt_lists_every_route_with_the_index_access() {
+        let signer = ReportSigner::from_seed(&[7; 32]);
+        let limits = Limits {
+            per_day: 37,
+            min_interval_ms: 250,
+        };
+        let price = |op: crate::edge::routes::PaidOp| op.default_price_units() + 1;
+        let index = index(&signer, &price, limits);
+        let text = llms_txt(&index);
+        assert!(text.starts_with("# context-meter\n\n> "));
+        let mut families = 0;
+        for family in index["families"].as_array().unwrap() {
+            families += 1;
+            for route in family["routes"].as_array().unwrap() {
+                let path = route["path"].as_str().unwrap();
+                let line = text
+                    .lines()
+                    .find(|l| l.contains(&format!("]({path}):")))
+                    .unwrap_or_else(|| panic!("{path} missing"));
+                match route["access"]["kind"].as_str().unwrap() {
+                    "paid" => {
+                        let units = route["access"]["usdc_units"].as_u64().unwrap();
+                        assert!(
+                            line.contains(&format!("({units} USDC base units)")),
+                            "{line}"
+                        );
+                        assert!(line.contains(route["access"]["label"].as_str().unwrap()));
+                    }
+                    "free-tier" => assert!(line.contains("37 a UTC day"), "{line}"),
+                    _ => assert!(line.contains(": free."), "{line}"),
+                }
+            }
+        }
+        assert_eq!(families, crate::edge::routes::Family::ALL.len());
+        assert!(text.contains(signer.key_id()));
+        let documented = ROUTES
+            .iter()
+            .filter(|r| {
+                !matches!(
+                    r.handler,
+                    Handler::Index | Handler::LlmsTxt | Handler::OpenApi | Handler::Metrics
+                )
+            })
+            .count();
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("- [GET /") || l.starts_with("- [POST /"))
+                .count(),
+            documented
+        );
+        let tokens = crate::engine::tokenizer::count(&text);
+        assert!(tokens < 2_000, "llms.txt is {tokens} tokens");
+        eprintln!("llms.txt: {} bytes, {tokens} cl100k tokens", text.len());
+        if std::env::var_os("PRINT_LLMS_TXT").is_some() {
+            eprintln!("{text}");
+        }
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub fn body_cap(handler: Handler) -> usize {
         Handler::Paid(PaidOp::TokenOptToon) => token_opt::TOON_BODY_CAP,
         Handler::Free(Family::TokenOpt)
         | Handler::Index
+        | Handler::LlmsTxt
         | Handler::OpenApi
         | Handler::Metrics
         | Handler::Document(_) => 0,

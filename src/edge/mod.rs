@@ -125,7 +125,7 @@ fn family_of(handler: Handler) -> &'static str {
     match handler {
         Handler::Document(f) | Handler::Free(f) => f.id(),
         Handler::Paid(op) => op.family().id(),
-        Handler::Index | Handler::OpenApi | Handler::Metrics => "service",
+        Handler::Index | Handler::LlmsTxt | Handler::OpenApi | Handler::Metrics => "service",
     }
 }
 
@@ -194,6 +194,19 @@ async fn handle(
                 config::free_limits(env),
             );
             respond::json(200, &index).map_err(internal)
+        }
+        Handler::LlmsTxt => {
+            let signer = config::signer(env)?;
+            let index = describe::index(
+                &signer,
+                &|op| price_units(env, op),
+                config::free_limits(env),
+            );
+            let headers = worker::Headers::new();
+            let _ = headers.set("content-type", "text/markdown; charset=utf-8");
+            Ok(Response::ok(describe::llms_txt(&index))
+                .map_err(internal)?
+                .with_headers(headers))
         }
         Handler::OpenApi => respond::json(200, &describe::openapi()).map_err(internal),
         Handler::Metrics => {

@@ -113,6 +113,8 @@ impl PaidOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handler {
     Index,
+    /// `/llms.txt`: the index rendered as Markdown for an agent (llmstxt.org layout).
+    LlmsTxt,
     OpenApi,
     Metrics,
     /// The family's served criteria or contract document.
@@ -155,6 +157,11 @@ pub const ROUTES: &[Route] = &[
         "/",
         Handler::Index,
         "Index: families, ops, prices, signing key, links",
+    ),
+    get(
+        "/llms.txt",
+        Handler::LlmsTxt,
+        "For agents: every op, price, the free tier, how to pay and verify (Markdown)",
     ),
     get(
         "/openapi.json",

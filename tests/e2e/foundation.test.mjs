@@ -25,6 +25,24 @@ test('index lists the families, ops, prices and the signing key', async () => {
   assert.equal(index.links.openapi, '/openapi.json');
 });
 
+test('/llms.txt is Markdown for agents with every route of the index at the price the index states', async () => {
+  const index = await (await fetch(w.url + '/')).json();
+  const r = await fetch(w.url + index.links.llms_txt);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /^text\/markdown/);
+  const text = await r.text();
+  assert.match(text, /^# context-meter\n\n> /);
+  for (const family of index.families) {
+    for (const route of family.routes) {
+      const line = text.split('\n').find((l) => l.includes(`](${route.path}):`));
+      assert.ok(line, route.path);
+      if (route.access.kind === 'paid') assert.ok(line.includes(`${route.access.label} (${route.access.usdc_units} USDC base units)`), line);
+      if (route.access.kind === 'free-tier') assert.ok(line.includes(`${route.access.per_day} a UTC day`), line);
+    }
+  }
+  assert.ok(text.includes(index.signing.key_id));
+});
+
 test('every OpenAPI operation is routed; nothing else is', async () => {
   const doc = await (await fetch(w.url + '/openapi.json')).json();
   assert.equal(doc.openapi, '3.1.0');
