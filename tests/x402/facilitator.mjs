@@ -15,7 +15,15 @@
 //           "drop-before-submit" destroys the connection without settling (nothing lands)
 //   verify: "stall" holds /verify stallMs before answering it
 // fault(null) disarms. The same switch is served at POST /test/fault when faults is true.
+// auth (off unless asked for): demand({ keyId, publicKey, paths }) makes the facilitator demand a
+// Coinbase CDP-style Bearer JWT on every call to `paths` (default all three), verified for real:
+// Ed25519 signature (node:crypto) under `publicKey` (a KeyObject), header alg EdDSA / typ JWT /
+// kid = keyId / 32-hex nonce never seen before, claims iss "cdp", sub = keyId, aud ["cdp_service"],
+// nbf <= now < exp, exp - nbf <= 120, uris = ["<METHOD> <Host header><path>"]. A failure answers
+// 401. demand(null) stops demanding. `auth` counts { verified, rejected } calls.
+// Env (CLI): FACILITATOR_AUTH_KEY_ID + FACILITATOR_AUTH_PUBLIC_KEY (base64 raw 32 bytes).
 import http from "node:http";
+import { createPublicKey, verify as verifySignature } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
@@ -50,7 +58,40 @@ function send(res, status, value) {
   res.end(JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
 }
 
-export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs, faults = false } = {}) {
+/** An Ed25519 public KeyObject from 32 raw bytes. */
+export function ed25519PublicKey(raw) {
+  return createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), Buffer.from(raw)]), format: "der", type: "spki" });
+}
+
+/** Why a CDP-style Bearer JWT is refused for `method` `host``path`, or null when it is valid. */
+export function jwtRefusal(authorization, { keyId, publicKey }, method, host, path, seenNonces, nowS = Math.floor(Date.now() / 1000)) {
+  const token = /^Bearer ([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(authorization ?? "");
+  if (!token) return "no bearer token";
+  let header, claims;
+  try {
+    header = JSON.parse(Buffer.from(token[1], "base64url").toString("utf8"));
+    claims = JSON.parse(Buffer.from(token[2], "base64url").toString("utf8"));
+  } catch {
+    return "undecodable";
+  }
+  const signed = verifySignature(null, Buffer.from(`${token[1]}.${token[2]}`), publicKey, Buffer.from(token[3], "base64url"));
+  if (!signed) return "bad signature";
+  if (header.alg !== "EdDSA" || header.typ !== "JWT" || header.kid !== keyId) return "bad header";
+  if (!/^[0-9a-f]{32}$/.test(header.nonce ?? "") || seenNonces.has(header.nonce)) return "bad or reused nonce";
+  if (claims.iss !== "cdp" || claims.sub !== keyId || JSON.stringify(claims.aud) !== JSON.stringify(["cdp_service"])) return "bad claims";
+  if (!(claims.nbf <= nowS + 5 && nowS < claims.exp && claims.exp - claims.nbf <= 120)) return "outside its window";
+  if (JSON.stringify(claims.uris) !== JSON.stringify([`${method} ${host}${path}`])) return "bad uris";
+  seenNonces.add(header.nonce);
+  return null;
+}
+
+export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs, faults = false, auth: demanded = null } = {}) {
+  let demanding = demanded; // { keyId, publicKey, paths? } or null
+  const auth = { verified: 0, rejected: 0 };
+  const seenNonces = new Set();
+  const demand = (spec) => {
+    demanding = spec;
+  };
   let armed = null; // { settle?, verify?, stallMs, times }
   const fault = (spec) => {
     if (!faults) throw new Error("faults are off for this facilitator");
@@ -75,6 +116,17 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
 
   const server = http.createServer(async (req, res) => {
     try {
+      const path = req.url;
+      if (demanding && ["/supported", "/verify", "/settle"].includes(path) && (demanding.paths ?? ["/supported", "/verify", "/settle"]).includes(path)) {
+        const why = jwtRefusal(req.headers.authorization, demanding, req.method, req.headers.host, path, seenNonces);
+        if (why) {
+          auth.rejected += 1;
+          log("auth refused", path, why);
+          req.resume();
+          return send(res, 401, { error: "unauthorized" });
+        }
+        auth.verified += 1;
+      }
       if (req.method === "GET" && req.url === "/supported") {
         return send(res, 200, facilitator.getSupported());
       }
@@ -121,6 +173,8 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
     url,
     feePayer: keypair.address,
     fault,
+    demand,
+    auth,
     settled,
     close: () =>
       new Promise((resolve) => {
@@ -138,6 +192,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const port = Number(arg("--port") ?? FACILITATOR_PORT);
   const rpcUrl = arg("--rpc") ?? `http://127.0.0.1:${SVM_PORT}`;
   const keepAliveMs = arg("--keep-alive-ms") ? Number(arg("--keep-alive-ms")) : undefined;
-  const started = await startFacilitator({ port, rpcUrl, keepAliveMs });
+  const authKeyId = process.env.FACILITATOR_AUTH_KEY_ID;
+  const authPublic = process.env.FACILITATOR_AUTH_PUBLIC_KEY;
+  const auth = authKeyId && authPublic ? { keyId: authKeyId, publicKey: ed25519PublicKey(Buffer.from(authPublic, "base64")) } : null;
+  const started = await startFacilitator({ port, rpcUrl, keepAliveMs, auth });
   console.log(JSON.stringify({ ready: started.url, feePayer: started.feePayer, network: NETWORK, rpc: rpcUrl }));
 }

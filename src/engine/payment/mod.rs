@@ -19,6 +19,7 @@
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
 pub mod binding;
+pub mod cdp_jwt;
 pub mod facilitator;
 pub mod guard;
 pub mod idempotency;
