@@ -17,6 +17,7 @@ pub mod guard;
 pub mod ledger;
 pub mod metrics;
 pub mod payment;
+pub mod reconcile;
 pub mod respond;
 pub mod routes;
 

@@ -4,7 +4,7 @@
 //! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
 //! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
 //! settles with the facilitator (`edge::facilitator`), reconciles a settlement in doubt with the
-//! chain, and records delivery.
+//! chain (`edge::reconcile`), and records delivery.
 //!
 //! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
 //! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
@@ -24,11 +24,12 @@
 //! PAYMENT_GUARD (class PaymentGuard).
 
 use crate::edge::binding::{challenge_bound, payment_bound};
-use crate::edge::facilitator::{post_json, Facilitator};
+use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::reconcile::{reconcile_claim, Reconciled};
 use crate::engine::payment::binding::{Bound, CallBinding};
-use crate::engine::payment::idempotency::{Decision, UNCERTAIN_RETRY_AFTER_MS};
-use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
+use crate::engine::payment::idempotency::Decision;
+use crate::engine::payment::reconcile::{self, SettleVerdict};
 use crate::engine::payment::{
     self, check_bound_payment, decode_payment_header, facilitator_request, guard::SettledFacts,
     read_verify_response, CheckedPayment, PaymentConfig, PaymentError,
@@ -83,14 +84,14 @@ impl Claim {
 }
 
 /// The payment settings read per request (each with a default).
-struct Tunables {
-    lease_ms: u64,
-    settle_timeout_ms: u64,
+pub(crate) struct Tunables {
+    pub(crate) lease_ms: u64,
+    pub(crate) settle_timeout_ms: u64,
     attempts_per_key: u32,
     attempts_per_wallet: u32,
 }
 
-fn tunables(env: &Env) -> Tunables {
+pub(crate) fn tunables(env: &Env) -> Tunables {
     let get = |name: &str, default: u64| crate::edge::config::var_u64(env, name, default);
     Tunables {
         lease_ms: get("PAYMENT_LEASE_MS", DEFAULT_LEASE_MS).max(1_000),
@@ -220,7 +221,7 @@ async fn guard_call<T: serde::de::DeserializeOwned>(
     call.await.map_err(|_| PaymentError::StateUnavailable)
 }
 
-async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
+pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
     guard_call::<TransitionAnswer>(env, &claim.bound.record, &command)
         .await
         .map(|a| a.ok)
@@ -518,93 +519,6 @@ pub async fn gate(
         return refused(error, Some(&claim.config), Some(&fresh));
     }
     Ok(Gate::Proceed(Box::new(claim)))
-}
-
-/// What reconciling an uncertain payment decided.
-enum Reconciled {
-    /// It landed: deliver without a second charge.
-    Landed(SettledFacts),
-    /// It did not land and can no longer land: the claim is released.
-    Released,
-    /// Still unknown: PAYMENT_UNCERTAIN again (the claim is kept).
-    Unknown(PaymentError),
-}
-
-async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
-    post_json(rpc_url, body).await.ok()
-}
-
-/// Asks the chain about an uncertain payment (blockhash validity first, then the memo in the
-/// payer's token-account history); when it is still unknown and can still land, re-submits the
-/// same signed payment through `/settle` (idempotent: the same message has one signature, which
-/// the chain executes at most once). Records the outcome.
-async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
-    let facts = |tx_sig: String| SettledFacts {
-        tx_sig,
-        payer: claim.checked.payer.clone(),
-        fee_lamports: claim.checked.fee_lamports,
-        house: claim.checked.house,
-        settled_ms: now_ms(),
-    };
-    let mut chain = ChainVerdict::Unknown;
-    let rpc_url = crate::edge::config::var(env, "SOLANA_RPC_URL");
-    if let (Some(rpc_url), Some(query)) = (
-        rpc_url.as_deref(),
-        reconcile::chain_query(&claim.checked.transaction_base64),
-    ) {
-        let valid = rpc_call(rpc_url, &reconcile::blockhash_valid_request(&query))
-            .await
-            .and_then(|b| reconcile::read_blockhash_valid(&b));
-        let found = match rpc_call(rpc_url, &reconcile::signatures_request(&query)).await {
-            Some(body) => reconcile::find_memo(&body, &claim.bound.memo),
-            None => reconcile::MemoScan::Unreadable,
-        };
-        chain = reconcile::chain_verdict(valid, found);
-    }
-    if chain == ChainVerdict::Unknown {
-        // It can still land (or the chain did not answer): submit the same signed payment again.
-        let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
-        let timeout = tunables(env).settle_timeout_ms;
-        if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
-            if let SettleVerdict::Landed { tx_sig } = reconcile::settle_verdict(&answer) {
-                chain = ChainVerdict::Landed { tx_sig };
-            }
-        }
-    }
-    match chain {
-        ChainVerdict::Landed { tx_sig } => {
-            let facts = facts(tx_sig);
-            let command = Command::Settled {
-                claim_key: claim.claim_key().to_owned(),
-                facts: facts.clone(),
-            };
-            if !transition(env, claim, command).await {
-                worker::console_error!("payment guard: reconciled settlement not recorded");
-            }
-            Reconciled::Landed(facts)
-        }
-        ChainVerdict::Failed => {
-            let _ = release(env, claim.clone()).await;
-            Reconciled::Released
-        }
-        ChainVerdict::Unknown => Reconciled::Unknown(mark_uncertain(env, claim).await),
-    }
-}
-
-/// Records the claim as uncertain and returns the refusal to answer.
-async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
-    let command = Command::Uncertain {
-        claim_key: claim.claim_key().to_owned(),
-        now_ms: now_ms(),
-        retry_after_ms: UNCERTAIN_RETRY_AFTER_MS,
-    };
-    if !transition(env, claim, command).await {
-        // The record stays `settling`; after its lease the next retry reconciles all the same.
-        worker::console_error!("payment guard: uncertain state not recorded");
-    }
-    PaymentError::Uncertain {
-        retry_after_s: PaymentError::seconds(UNCERTAIN_RETRY_AFTER_MS),
-    }
 }
 
 /// Settles a claimed payment after the engine produced a chargeable result. A resumed claim

@@ -304,6 +304,22 @@ pub fn for_payment(
     }
 }
 
+/// The challenge's `payment-identifier` extension declaration (`required` per the binding).
+pub fn identifier_declaration(required: bool) -> serde_json::Value {
+    serde_json::json!({
+        "info": { "required": required },
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": { "type": "boolean" },
+                "id": { "type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$" },
+            },
+            "required": ["required"],
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

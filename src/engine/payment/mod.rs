@@ -4,10 +4,10 @@
 //! state machine.
 //!
 //! Invariants:
-//! - The requirements for (route, price, Idempotency-Key) are a pure function of the configuration
-//!   and those three, so the `accepted` object a client echoes can be compared for exact equality.
-//! - `extra.memo` = "cm:" + first 32 hex digits of SHA-256(route id "\n" Idempotency-Key): a payment
-//!   signed for one route or one call never passes the checks of another.
+//! - The requirements are a pure function of the configuration, the price and the call's memo
+//!   ([`binding`]: "cm:" + 32 hex of SHA-256(route "\n" Idempotency-Key), or a keyless call's
+//!   nonce token), so the echoed `accepted` is compared for exact equality, and a payment signed
+//!   for one route or one call never passes the checks of another.
 //! - A payment passes only in a layout the `exact` scheme allows ([`layout`]: SetComputeUnitLimit,
 //!   SetComputeUnitPrice, TransferChecked under SPL Token or Token-2022, then the wallet's Lighthouse
 //!   assertions and exactly one Memo, ours), paying exactly the price of our mint into the
@@ -400,21 +400,6 @@ pub fn requirements_with_memo(config: &PaymentConfig, price_units: u64, memo: &s
     })
 }
 
-fn payment_identifier_declaration(required: bool) -> Value {
-    json!({
-        "info": { "required": required },
-        "schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "properties": {
-                "required": { "type": "boolean" },
-                "id": { "type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$" },
-            },
-            "required": ["required"],
-        },
-    })
-}
-
 /// The `PaymentRequired` object of a keyed call whose payment-identifier is required (the
 /// pack's contract). `resource_url` is the route's URL (origin + path, never a query); `error` a
 /// closed code when a payment was refused, else None.
@@ -458,7 +443,7 @@ pub fn payment_required_for(
     );
     object.insert(
         "extensions".into(),
-        json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration(bound.identifier_required) }),
+        json!({ PAYMENT_IDENTIFIER: binding::identifier_declaration(bound.identifier_required) }),
     );
     Value::Object(object)
 }
