@@ -1,7 +1,7 @@
 // A stock x402 client pays, with no code of its own, against real workerd (wrangler dev), the
 // local Solana VM and the official-package facilitator; then the facilitator demands a CDP-style
 // Bearer JWT (really verified) and the worker's credentials are accepted, then refused.
-// Ports 18100-18199: worker 18100, VM 18101, facilitator 18102.
+// Ports 18100-18199: worker 18100, VM 18101, facilitator 18102, a worker with 3-second nonces 18103.
 //
 // "Stock" means exactly the @x402/fetch README's builder pattern: new x402Client()
 // .register("solana:*", new ExactSvmScheme(signer, { rpcUrl })) and wrapFetchWithPayment(fetch,
@@ -17,6 +17,7 @@ import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
 import { startSvm, tokenBalance } from "./stack.mjs";
 import { startFacilitator } from "./facilitator.mjs";
 import { seedOf } from "./wallets.mjs";
+import { createPaymentHeader } from "./client.mjs";
 import { startWorker, ROOT } from "../e2e/lib/worker.mjs";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +25,7 @@ import { join } from "node:path";
 const WORKER_PORT = 18100;
 const SVM_PORT = 18101;
 const FACILITATOR_PORT = 18102;
+const SHORT_TTL_WORKER_PORT = 18103;
 const KEY_ID = "organizations/test-org/apiKeys/stock-test";
 
 const ROUTES = [
@@ -173,6 +175,41 @@ test("a stock payment with a key but no payment-identifier pays a criteria route
   assert.equal(res.status, 200, await res.text());
   assert.match(decode(sent[1].headers["payment-signature"]).accepted.extra.memo, /^cm:[0-9a-f]{32}$/);
   assert.equal(await merchantBalance(), before + BigInt(decode(sent[1].headers["payment-signature"]).accepted.amount));
+});
+
+test("a nonce is honoured until its expiry for a new payment only: expired → 402 free; a delivered payment still answers its replay", async () => {
+  const [te] = ROUTES;
+  const shortLived = await startWorker({
+    port: SHORT_TTL_WORKER_PORT,
+    logLevel: "warn",
+    vars: { FACILITATOR_URL: facilitator.url, SOLANA_RPC_URL: svm.url, PAY_ATTEMPTS_PER_WALLET: "100000", PAYMENT_NONCE_TTL_SECONDS: "3" },
+  });
+  try {
+    const post = (headers = {}) => fetch(shortLived.url + te.path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(te.body) });
+    const before = await merchantBalance();
+    // Delivered inside the window, replayed after it: the record's rules still apply.
+    const sent = [];
+    const paid = await (await stockFetch(sent))(shortLived.url + te.path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(te.body) });
+    assert.equal(paid.status, 200, await paid.text());
+    const price = BigInt(decode(sent[1].headers["payment-signature"]).accepted.amount);
+    // Signed for a challenge, presented after its expiry.
+    const challenge = await post();
+    assert.equal(challenge.status, 402);
+    const { header } = await createPaymentHeader(challenge.headers.get("payment-required"), { rpcUrl: svm.url });
+    await new Promise((r) => setTimeout(r, 4000));
+    const late = await post({ "payment-signature": header });
+    const body = await late.json();
+    assert.equal(late.status, 402);
+    assert.equal(body.code, "payment_nonce_expired");
+    assert.equal(body.payment, "not verified, not consumed");
+    assert.match(decode(late.headers.get("payment-required")).accepts[0].extra.memo, /^cmn1\./, "a fresh challenge comes with it");
+    const replay = await post({ "payment-signature": sent[1].headers["payment-signature"] });
+    assert.equal(replay.status, 409);
+    assert.equal((await replay.json()).code, "payment_replayed");
+    assert.equal(await merchantBalance(), before + price);
+  } finally {
+    await shortLived.stop();
+  }
 });
 
 test("facilitator authentication: a verified CDP JWT on every call is accepted; a refused key is 503 with nothing charged", async () => {
