@@ -18,6 +18,7 @@
 //! - Errors are the closed `PaymentError`; nothing submitted is ever rendered or stored, and the
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
+pub mod evm;
 pub mod guard;
 pub mod idempotency;
 pub mod layout;
@@ -173,6 +174,8 @@ pub enum PaymentError {
     },
     /// The payment state (a Durable Object) could not be reached.
     StateUnavailable,
+    /// An EVM-specific refusal (free, 402).
+    Evm(evm::EvmRefusal),
 }
 
 impl PaymentError {
@@ -237,6 +240,7 @@ impl ClosedError for PaymentError {
             RetryTooEarly { .. } => "INVALID_RETRY_AFTER",
             RateLimited { .. } => "payment_rate_limited",
             StateUnavailable => "payment_state_unavailable",
+            Evm(refusal) => refusal.code(),
         }
     }
 
@@ -303,6 +307,7 @@ impl ClosedError for PaymentError {
             RetryTooEarly { .. } => "The retry came before the Retry-After this Idempotency-Key was given; nothing was charged. Wait, then retry the identical request.",
             RateLimited { .. } => "Too many payment attempts for this Idempotency-Key or wallet; nothing was charged. Wait for Retry-After and keep the same payment identity.",
             StateUnavailable => "The payment state is unavailable; nothing was charged. Retry the identical request later.",
+            Evm(refusal) => refusal.message(),
         }
     }
 
@@ -322,6 +327,7 @@ impl ClosedError for PaymentError {
             | PaymentError::RateLimited { retry_after_s } => {
                 vec![("retry_after_s", *retry_after_s)]
             }
+            PaymentError::Evm(refusal) => refusal.figures(),
             _ => Vec::new(),
         }
     }
