@@ -20,6 +20,7 @@
 //! PAYMENT_GUARD (class PaymentGuard).
 
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::engine::payment::evm::CheckedEvmPayment;
 use crate::engine::payment::idempotency::{self, Decision, UNCERTAIN_RETRY_AFTER_MS};
 use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
 use crate::engine::payment::{
@@ -75,7 +76,12 @@ pub struct Claim {
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
-    config: PaymentConfig,
+    pub(crate) config: PaymentConfig,
+    /// The guard object holding this call's idempotency record (`key:<key>`, or for an EVM payment
+    /// without a key its authorization's object).
+    pub(crate) record_object: String,
+    /// Set for a payment on an EVM network (`checked` then carries its claim key, payer and amount).
+    pub(crate) evm: Option<Box<CheckedEvmPayment>>,
 }
 
 impl Claim {
@@ -86,14 +92,14 @@ impl Claim {
 }
 
 /// The payment settings read per request (each with a default).
-struct Tunables {
-    lease_ms: u64,
-    settle_timeout_ms: u64,
-    attempts_per_key: u32,
-    attempts_per_wallet: u32,
+pub(crate) struct Tunables {
+    pub(crate) lease_ms: u64,
+    pub(crate) settle_timeout_ms: u64,
+    pub(crate) attempts_per_key: u32,
+    pub(crate) attempts_per_wallet: u32,
 }
 
-fn tunables(env: &Env) -> Tunables {
+pub(crate) fn tunables(env: &Env) -> Tunables {
     let get = |name: &str, default: u64| crate::edge::config::var_u64(env, name, default);
     Tunables {
         lease_ms: get("PAYMENT_LEASE_MS", DEFAULT_LEASE_MS).max(1_000),
@@ -148,7 +154,7 @@ fn var(env: &Env, name: &str) -> std::result::Result<String, PaymentError> {
         .map_err(|_| PaymentError::ConfigInvalid)
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
@@ -171,7 +177,11 @@ pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
     body
 }
 
-fn json_response(status: u16, body: &Value, headers: &[(&str, String)]) -> Result<Response> {
+pub(crate) fn json_response(
+    status: u16,
+    body: &Value,
+    headers: &[(&str, String)],
+) -> Result<Response> {
     let out = Headers::new();
     out.set("content-type", "application/json")?;
     out.set("cache-control", "no-store")?;
@@ -191,7 +201,10 @@ fn resource_url(req: &Request) -> String {
     }
 }
 
-async fn post_json(url: &str, body: &Value) -> std::result::Result<Vec<u8>, PaymentError> {
+pub(crate) async fn post_json(
+    url: &str,
+    body: &Value,
+) -> std::result::Result<Vec<u8>, PaymentError> {
     let headers = Headers::new();
     headers
         .set("content-type", "application/json")
@@ -250,13 +263,18 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
             .parse()
             .map_err(|_| PaymentError::ConfigInvalid)
     };
-    let house_wallets = var(env, "HOUSE_WALLETS")
+    let (evm_house, house_wallets): (Vec<String>, Vec<String>) = var(env, "HOUSE_WALLETS")
         .unwrap_or_default()
         .split(',')
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
-        .collect();
+        .partition(|w| payment::evm::is_evm_address(w));
+    let evm = payment::evm::EvmConfig {
+        offers: crate::edge::evm::load_offers(env)?,
+        max_timeout_seconds: number("MAX_TIMEOUT_SECONDS")?,
+        house_wallets: evm_house.iter().map(|w| w.to_ascii_lowercase()).collect(),
+    };
     let fee_payer = fee_payer(&facilitator, &network).await?;
     let config = PaymentConfig {
         network,
@@ -266,6 +284,7 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
         fee_payer,
         cu_price_cap_microlamports: number("CU_PRICE_CAP_MICROLAMPORTS")?,
         house_wallets,
+        evm,
     };
     config.validate()?;
     Ok((config, facilitator))
@@ -273,7 +292,7 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
 
 /// POSTs `body` and waits at most `timeout_ms` for the whole answer: Err(()) on a transport failure
 /// or timeout (the caller decides what that means; for `/settle` it is uncertainty).
-async fn post_json_within(
+pub(crate) async fn post_json_within(
     url: &str,
     body: &Value,
     timeout_ms: u64,
@@ -289,7 +308,7 @@ async fn post_json_within(
     }
 }
 
-async fn guard_call<T: serde::de::DeserializeOwned>(
+pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
     env: &Env,
     object: &str,
     command: &Command,
@@ -312,8 +331,8 @@ async fn guard_call<T: serde::de::DeserializeOwned>(
     call.await.map_err(|_| PaymentError::StateUnavailable)
 }
 
-async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
-    guard_call::<TransitionAnswer>(env, &guard::key_object(&claim.idempotency_key), &command)
+pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
+    guard_call::<TransitionAnswer>(env, &claim.record_object, &command)
         .await
         .map(|a| a.ok)
         .unwrap_or(false)
@@ -321,18 +340,18 @@ async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
 
 /// The request a payment answer is for.
 #[derive(Clone, Copy)]
-struct Asked<'a> {
-    req: &'a Request,
-    route_id: &'a str,
-    price_units: u64,
-    idempotency_key: &'a str,
+pub(crate) struct Asked<'a> {
+    pub(crate) req: &'a Request,
+    pub(crate) route_id: &'a str,
+    pub(crate) price_units: u64,
+    pub(crate) idempotency_key: &'a str,
 }
 
 /// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
 /// in `error`) so the client can pay again correctly; Retry-After where the refusal has one
 /// (`retry_after_ms` overrides the refusal's own); the original `PAYMENT-RESPONSE` where `settled`
 /// is given; others the closed body only.
-fn refuse(
+pub(crate) fn refuse(
     error: PaymentError,
     config: Option<&PaymentConfig>,
     asked: Asked,
@@ -469,6 +488,33 @@ pub async fn gate(
             .map(Gate::Challenge);
     };
 
+    let evm_payload = match payment::evm::decode_payment_header(&signature_header) {
+        Ok(decoded) => decoded,
+        Err(error) => return refused(error, Some(&config)),
+    };
+    if let Some(evm_payload) = evm_payload {
+        let asked = Asked {
+            req,
+            route_id,
+            price_units,
+            idempotency_key,
+        };
+        let binding = crate::edge::evm::CallBinding {
+            idempotency_key: Some(idempotency_key),
+            identifier_required: true,
+        };
+        let facilitator = crate::edge::evm::facilitator_url(env, &facilitator);
+        return crate::edge::evm::gate(
+            env,
+            &config,
+            &facilitator,
+            asked,
+            binding,
+            fingerprint,
+            &evm_payload,
+        )
+        .await;
+    }
     let checked = match decode_payment_header(&signature_header).and_then(|payload| {
         check_payment(&config, route_id, price_units, idempotency_key, &payload)
     }) {
@@ -547,6 +593,8 @@ pub async fn gate(
         checked,
         resumed: None,
         config: config.clone(),
+        record_object: guard::key_object(idempotency_key),
+        evm: None,
     };
     match decision {
         Decision::Fresh => {}
@@ -606,7 +654,7 @@ pub async fn gate(
 }
 
 /// What reconciling an uncertain payment decided.
-enum Reconciled {
+pub(crate) enum Reconciled {
     /// It landed: deliver without a second charge.
     Landed(SettledFacts),
     /// It did not land and can no longer land: the claim is released.
@@ -679,7 +727,7 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
 }
 
 /// Records the claim as uncertain and returns the refusal to answer.
-async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
+pub(crate) async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
     let command = Command::Uncertain {
         claim_key: claim.claim_key().to_owned(),
         now_ms: now_ms(),
@@ -717,6 +765,9 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
     if let Some(facts) = &claim.resumed {
         return Ok(settled(facts, true));
     }
+    if let Some(evm) = claim.evm.as_deref() {
+        return crate::edge::evm::settle(env, claim, evm).await;
+    }
     let failure = |error: PaymentError| -> Response {
         let mut headers = Vec::new();
         if error.status() == 402 {
@@ -740,7 +791,7 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
     // Nothing moves before this is written; if it cannot be written, nothing is submitted.
     let marked = guard_call::<TransitionAnswer>(
         env,
-        &guard::key_object(&claim.idempotency_key),
+        &claim.record_object,
         &Command::Settling {
             claim_key: claim.claim_key().to_owned(),
             now_ms: now_ms(),

@@ -80,6 +80,8 @@ pub struct PaymentConfig {
     pub cu_price_cap_microlamports: u64,
     /// Our own (test) wallets: their payments are flagged `house` in the ledger.
     pub house_wallets: Vec<String>,
+    /// The EVM offers beside Solana (none by default).
+    pub evm: evm::EvmConfig,
 }
 
 impl PaymentConfig {
@@ -410,10 +412,9 @@ pub fn payment_required(
             "mimeType": "application/json",
         }),
     );
-    object.insert(
-        "accepts".into(),
-        json!([requirements(config, route_id, price_units, idempotency_key)]),
-    );
+    let mut accepts = vec![requirements(config, route_id, price_units, idempotency_key)];
+    accepts.extend(config.evm.requirements(price_units));
+    object.insert("accepts".into(), Value::Array(accepts));
     object.insert(
         "extensions".into(),
         json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration() }),
