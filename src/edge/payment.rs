@@ -499,9 +499,11 @@ pub async fn gate(
             price_units,
             idempotency_key,
         };
+        // The payment-identifier is required only where the contract asks for it (the pack, the
+        // one route with a fingerprint); elsewhere it is checked when sent.
         let binding = crate::edge::evm::CallBinding {
             idempotency_key: Some(idempotency_key),
-            identifier_required: true,
+            identifier_required: fingerprint.is_some(),
         };
         let facilitator = crate::edge::evm::facilitator_url(env, &facilitator);
         return crate::edge::evm::gate(

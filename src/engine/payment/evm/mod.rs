@@ -483,5 +483,33 @@ pub fn settle_verdict(body: &[u8]) -> SettleVerdict {
     }
 }
 
+/// How EVM payments are taken, as every family's served document publishes it (`payment.evm`).
+pub fn served_rules() -> Value {
+    use crate::engine::ClosedError;
+    let refusals: Vec<Value> = [
+        EvmRefusal::AuthorizationMalformed,
+        EvmRefusal::SignatureMalformed,
+        EvmRefusal::NotYetValid,
+        EvmRefusal::Expired,
+        EvmRefusal::WindowTooLong { max_seconds: 0 },
+    ]
+    .iter()
+    .map(|r| {
+        let error = PaymentError::Evm(*r);
+        json!({"code": error.code(), "status": error.status(), "message": error.message()})
+    })
+    .collect();
+    json!({
+        "scheme": "x402 v2 exact on the eip155 networks listed in accepts: EIP-3009 transferWithAuthorization of USDC (payload.authorization + payload.signature), under the EIP-712 domain extra.name, extra.version, the chain id and the asset",
+        "checks": "before the facilitator, free: accepted equals one of our EVM requirements (version, scheme, network, asset, payTo, amount, maxTimeoutSeconds, extra); to equals payTo (hex, any case); value equals the price exactly; validAfter <= now < validBefore and validBefore - now <= maxTimeoutSeconds + 30 s of clock skew (the official client signs validAfter 0 and validBefore now + maxTimeoutSeconds, so the window is measured from now; the reading validBefore - validAfter was declined: it refuses every stock payment); every hex field well formed (addresses 20 bytes, nonce 32 bytes, signature at most 2048 bytes)",
+        "signature": "checked by the facilitator's /verify, not locally: it accepts smart-contract wallets (ERC-1271, ERC-6492), which a local ecrecover cannot, and keeps keccak-256 and secp256k1 out of the service; nothing moves before /verify says valid",
+        "binding": "a payment is identified by (chain id, asset, from, nonce), which the token executes at most once; that identity is bound to the first call it is presented for (route and Idempotency-Key). Presented for another route or key: 409 payment_bound_elsewhere, nothing charged, also after a facilitator restart. Under an Idempotency-Key the key's retry rules above hold as for Solana.",
+        "uncertainty": "a settle in doubt is reconciled with the network's JSON-RPC: authorizationState(from, nonce) on the token; used → the AuthorizationUsed log's transaction must carry our Transfer(from, payTo, value) to count as landed; unused and validBefore passed → released; unused and still valid → the same authorization is re-submitted; no answer → 409 PAYMENT_UNCERTAIN again",
+        "ledger": "an EVM payment fills the criteria's \"payment tx id + Solana fee (lamports)\" with its 0x transaction hash (tx_sig, lower-case) and 0 (fee_lamports: no Solana fee is paid; the facilitator pays the EVM gas); payer is the lower-case 0x address. NULL for the fee was declined: the column is NOT NULL in every ledger table.",
+        "payment_response": "PAYMENT-RESPONSE carries the 0x transaction hash, the eip155 network and the payer",
+        "refusals": refusals,
+    })
+}
+
 #[cfg(test)]
 mod tests;
