@@ -255,7 +255,7 @@ test("the attack table: every wrong authorization is refused with nothing charge
       p.payload.signature = s.slice(0, 10) + (s[10] === "a" ? "b" : "a") + s.slice(11);
       return encode(p);
     }, 402, "payment_verify_rejected"],
-    ["malformed nonce", async (req, evm) => encode(await signedPayment(evm, { nonce: "0x1234" })), 402, "payment_authorization_malformed"],
+    ["malformed nonce", async (req, evm) => { const p = await signedPayment(evm, {}); p.payload.authorization.nonce = "0x1234"; return encode(p); }, 402, "payment_authorization_malformed"],
     ["malformed signature", async (req, evm) => { const p = await signedPayment(evm, {}); p.payload.signature = "0xzz"; return encode(p); }, 402, "payment_signature_malformed"],
     ["not a payload", async () => encode({ x402Version: 2, accepted: { network: EVM_NETWORK }, payload: "x" }), 402, "payment_authorization_malformed"],
     ["not base64 JSON", async () => "%%%", 400, "payment_header_malformed"],
