@@ -16,9 +16,13 @@
 //! domain name and version), optional `EVM_N_RPC_URL` (reconciliation; without it a payment in
 //! doubt stays uncertain). Optional `EVM_FACILITATOR_URL` (else `FACILITATOR_URL`).
 
+use crate::edge::facilitator::{post_json, Facilitator};
 use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::payment::{self as pay, Asked, Claim, Gate, Reconciled, Settled};
-use crate::engine::payment::evm::{self, reconcile, CheckedEvmPayment, EvmOffer, EvmPayload};
+use crate::engine::payment::binding::{self, Bound, CallBinding, IdentifierRule};
+use crate::engine::payment::evm::{
+    self, reconcile, CheckedEvmPayment, EvmConfig, EvmOffer, EvmPayload,
+};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::Decision;
 use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
@@ -26,6 +30,22 @@ use crate::engine::payment::{CheckedPayment, PaymentConfig, PaymentError};
 use crate::engine::ClosedError;
 use serde_json::Value;
 use worker::{Env, Response, ResponseBuilder, Result};
+
+/// The EVM side of the payment configuration: the offers, the window, our 0x house wallets.
+pub fn load_config(
+    env: &Env,
+    max_timeout_seconds: u64,
+    house_wallets: &[String],
+) -> std::result::Result<EvmConfig, PaymentError> {
+    Ok(EvmConfig {
+        offers: load_offers(env)?,
+        max_timeout_seconds,
+        house_wallets: house_wallets
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+            .collect(),
+    })
+}
 
 /// The EVM offers from `[vars]` (no offer when `EVM_NETWORKS` is empty or unset).
 pub fn load_offers(env: &Env) -> std::result::Result<Vec<EvmOffer>, PaymentError> {
@@ -49,11 +69,14 @@ pub fn load_offers(env: &Env) -> std::result::Result<Vec<EvmOffer>, PaymentError
         .collect()
 }
 
-/// The facilitator EVM payments go to.
-pub fn facilitator_url(env: &Env, default: &str) -> String {
-    crate::edge::config::var(env, "EVM_FACILITATOR_URL")
-        .map(|url| url.trim_end_matches('/').to_owned())
-        .unwrap_or_else(|| default.to_owned())
+/// The facilitator EVM payments go to: `EVM_FACILITATOR_URL` when set (same credentials), else
+/// the configured one.
+pub fn evm_facilitator(env: &Env, configured: &Facilitator) -> Facilitator {
+    let mut facilitator = configured.clone();
+    if let Some(url) = crate::edge::config::var(env, "EVM_FACILITATOR_URL") {
+        facilitator.url = url.trim_end_matches('/').to_owned();
+    }
+    facilitator
 }
 
 /// The guard object an authorization is bound in.
@@ -61,41 +84,54 @@ pub fn authorization_object(claim_key: &str) -> String {
     format!("evm:{claim_key}")
 }
 
-/// What the route asks of a call: its Idempotency-Key (if any) and whether the payment-identifier
-/// extension must be sent and equal it (context-budget-pack).
-#[derive(Clone, Copy)]
-pub struct CallBinding<'a> {
-    pub idempotency_key: Option<&'a str>,
-    pub identifier_required: bool,
+/// How an EVM payment is bound: by the call's Idempotency-Key (its record, its identifier rule),
+/// or without one by its own authorization (the record is the authorization's object; an
+/// identifier, when sent, must be well formed and binds nothing).
+fn evm_bound(route_id: &str, binding: &CallBinding, claim_key: &str) -> Bound {
+    match binding {
+        CallBinding::IdempotencyKey {
+            key,
+            identifier_required,
+        } => binding::by_key(route_id, key, *identifier_required),
+        CallBinding::ServerNonce => Bound {
+            memo: String::new(),
+            record: authorization_object(claim_key),
+            identifier_id: String::new(),
+            identifier: IdentifierRule::WellFormedWhenSent,
+            identifier_required: false,
+            expires_s: None,
+        },
+    }
 }
 
 /// The EVM half of `payment::gate`, for a header that pays on an `eip155:` network.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn gate(
     env: &Env,
     config: &PaymentConfig,
-    facilitator: &str,
+    facilitator: &Facilitator,
     asked: Asked<'_>,
-    binding: CallBinding<'_>,
-    fingerprint: Option<&str>,
+    (binding, fingerprint): (&CallBinding, Option<&str>),
     payload: &EvmPayload,
 ) -> Result<Gate> {
+    let facilitator = evm_facilitator(env, facilitator);
     let refused = |error: PaymentError| {
         pay::refuse(error, Some(config), asked, None, None).map(Gate::Refused)
     };
-    let sent = payload.payment_identifier.as_deref();
-    let identifier_ok = match (sent, binding.idempotency_key) {
-        (Some(id), Some(key)) => id == key,
-        (None, _) => !binding.identifier_required,
-        (Some(_), None) => !binding.identifier_required,
-    };
-    if !identifier_ok {
-        return refused(PaymentError::IdentifierMismatch);
-    }
     let now_s = pay::now_ms() / 1000;
-    let checked = match evm::check(&config.evm, asked.price_units, now_s, payload) {
+    let checked = evm::check(&config.evm, asked.price_units, now_s, payload).and_then(|checked| {
+        let bound = evm_bound(asked.route_id, binding, &checked.claim_key);
+        bound
+            .identifier
+            .check(payload.payment_identifier.as_deref())?;
+        Ok((bound, checked))
+    });
+    let (bound, checked) = match checked {
         Ok(checked) => checked,
         Err(error) => return refused(error),
+    };
+    let key = match binding {
+        CallBinding::IdempotencyKey { key, .. } => key.as_str(),
+        CallBinding::ServerNonce => "",
     };
     let tunables = pay::tunables(env);
     let now = pay::now_ms();
@@ -118,11 +154,7 @@ pub(crate) async fn gate(
         });
     }
     // The authorization is bound to its first call before any record is touched.
-    let bound_to = format!(
-        "{}\n{}",
-        asked.route_id,
-        binding.idempotency_key.unwrap_or("")
-    );
+    let bound_to = format!("{}\n{key}", asked.route_id);
     let authorization = authorization_object(&checked.claim_key);
     let bind: TransitionAnswer =
         match pay::guard_call(env, &authorization, &Command::Bind { binding: bound_to }).await {
@@ -136,13 +168,9 @@ pub(crate) async fn gate(
     if !bind.ok {
         return answer_with(PaymentError::BoundElsewhere, None, None);
     }
-    let record_object = match binding.idempotency_key {
-        Some(key) => guard::key_object(key),
-        None => authorization.clone(),
-    };
     let decision: Decision = match pay::guard_call(
         env,
-        &record_object,
+        &bound.record,
         &Command::Begin {
             route_id: asked.route_id.to_owned(),
             fingerprint: fingerprint.map(str::to_owned),
@@ -159,12 +187,11 @@ pub(crate) async fn gate(
     };
     let mut claim = Claim {
         route_id: asked.route_id.to_owned(),
-        idempotency_key: binding.idempotency_key.unwrap_or_default().to_owned(),
+        bound,
         price_units: asked.price_units,
         checked: stand_in(&checked),
         resumed: None,
         config: config.clone(),
-        record_object,
         evm: Some(Box::new(checked)),
     };
     match decision {
@@ -174,7 +201,7 @@ pub(crate) async fn gate(
             return Ok(Gate::Proceed(Box::new(claim)));
         }
         Decision::Reconcile => {
-            return match reconcile_claim(env, &claim, facilitator).await {
+            return match reconcile_claim(env, &claim, &facilitator).await {
                 Reconciled::Landed(facts) => {
                     claim.resumed = Some(facts);
                     Ok(Gate::Proceed(Box::new(claim)))
@@ -206,12 +233,8 @@ pub(crate) async fn gate(
     let Some(evm) = claim.evm.as_deref() else {
         return refused(PaymentError::ConfigInvalid);
     };
-    let body = evm::facilitator_request(evm, binding.idempotency_key);
-    let url = format!("{facilitator}/verify");
-    let answer = match pay::post_json(&url, &body).await {
-        Err(PaymentError::FacilitatorUnavailable) => pay::post_json(&url, &body).await,
-        first => first,
-    };
+    let body = evm::facilitator_request(evm, identifier_of(&claim));
+    let answer = facilitator.verify(&body).await;
     if let Err(error) =
         answer.and_then(|answer| crate::engine::payment::read_verify_response(&answer))
     {
@@ -236,12 +259,9 @@ fn stand_in(checked: &CheckedEvmPayment) -> CheckedPayment {
     }
 }
 
-fn facilitator_of(env: &Env) -> std::result::Result<String, PaymentError> {
-    let default = crate::edge::config::var(env, "FACILITATOR_URL")
-        .ok_or(PaymentError::ConfigInvalid)?
-        .trim_end_matches('/')
-        .to_owned();
-    Ok(facilitator_url(env, &default))
+/// The payment-identifier forwarded to the facilitator: the call's key, if it has one.
+fn identifier_of(claim: &Claim) -> Option<&str> {
+    Some(claim.bound.identifier_id.as_str()).filter(|id| !id.is_empty())
 }
 
 fn facts_of(claim: &Claim, tx_sig: String) -> SettledFacts {
@@ -257,7 +277,7 @@ fn facts_of(claim: &Claim, tx_sig: String) -> SettledFacts {
 /// Asks the network about an uncertain EVM payment (`engine::payment::evm::reconcile`); while it
 /// is still unknown and the authorization still valid, re-submits the same authorization through
 /// `/settle` (the token executes a nonce at most once). Records the outcome.
-async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconciled {
+async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
     let Some(evm) = claim.evm.as_deref() else {
         return Reconciled::Unknown(pay::mark_uncertain(env, claim).await);
     };
@@ -265,7 +285,7 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
     let mut chain = ChainVerdict::Unknown;
     let rpc_url = crate::edge::config::var(env, &format!("EVM_{}_RPC_URL", evm.offer.chain_id));
     if let Some(rpc_url) = rpc_url.as_deref() {
-        let ask = |body: Value| async move { pay::post_json(rpc_url, &body).await.ok() };
+        let ask = |body: Value| async move { post_json(rpc_url, &body).await.ok() };
         let used = ask(reconcile::authorization_state_request(evm))
             .await
             .and_then(|b| reconcile::read_authorization_state(&b));
@@ -291,11 +311,9 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
         chain = reconcile::chain_verdict(used, transfer, now_s, evm.valid_before_s);
     }
     if chain == ChainVerdict::Unknown && now_s < evm.valid_before_s {
-        let body = evm::facilitator_request(evm, None);
+        let body = evm::facilitator_request(evm, identifier_of(claim));
         let timeout = pay::tunables(env).settle_timeout_ms;
-        if let Ok(answer) =
-            pay::post_json_within(&format!("{facilitator}/settle"), &body, timeout).await
-        {
+        if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = evm::settle_verdict(&answer) {
                 chain = ChainVerdict::Landed { tx_sig };
             }
@@ -357,8 +375,8 @@ pub async fn settle(
         pay::json_response(error.status(), &pay::refusal_body(&error, false), &headers)
             .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
     };
-    let facilitator = match facilitator_of(env) {
-        Ok(url) => url,
+    let facilitator = match Facilitator::from_env(env) {
+        Ok(configured) => evm_facilitator(env, &configured),
         Err(error) => {
             let _ = pay::release(env, claim.clone()).await;
             return Err(failure(error));
@@ -367,7 +385,7 @@ pub async fn settle(
     let tunables = pay::tunables(env);
     let marked = pay::guard_call::<TransitionAnswer>(
         env,
-        &claim.record_object,
+        &claim.bound.record,
         &Command::Settling {
             claim_key: claim.claim_key().to_owned(),
             now_ms: pay::now_ms(),
@@ -379,12 +397,18 @@ pub async fn settle(
         let _ = pay::release(env, claim.clone()).await;
         return Err(failure(PaymentError::StateUnavailable));
     }
-    let identifier = Some(claim.idempotency_key.as_str()).filter(|k| !k.is_empty());
-    let body = evm::facilitator_request(evm, identifier);
-    let url = format!("{facilitator}/settle");
-    let verdict = match pay::post_json_within(&url, &body, tunables.settle_timeout_ms).await {
+    let body = evm::facilitator_request(evm, identifier_of(claim));
+    let verdict = match facilitator
+        .settle_within(&body, tunables.settle_timeout_ms)
+        .await
+    {
         Ok(answer) => evm::settle_verdict(&answer),
-        Err(()) => SettleVerdict::Unknown,
+        // Our credentials were refused: nothing was submitted; released, nothing charged.
+        Err(Some(error)) => {
+            let _ = pay::release(env, claim.clone()).await;
+            return Err(failure(error));
+        }
+        Err(None) => SettleVerdict::Unknown,
     };
     let landed = match verdict {
         SettleVerdict::Landed { tx_sig } => {

@@ -35,7 +35,7 @@ const CALL_BINDING: &str = "binding";
 
 /// The object name of a key's record.
 pub fn key_object(idempotency_key: &str) -> String {
-    format!("key:{idempotency_key}")
+    crate::engine::payment::binding::key_record(idempotency_key)
 }
 
 /// The object name of a wallet's attempt count.

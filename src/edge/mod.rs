@@ -5,11 +5,14 @@
 
 pub mod allowance;
 pub mod bench;
+pub mod binding;
 pub mod body;
 pub mod config;
 pub mod describe;
 pub mod error;
 pub mod evm;
+pub mod facilitator;
+pub mod facilitator_auth;
 pub mod families;
 pub mod guard;
 pub mod ledger;
@@ -22,6 +25,7 @@ use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
 use crate::edge::routes::{Family, Handler, PaidOp, Route, Verb};
 use crate::engine::allowance::Decision;
+use crate::engine::payment::binding::CallBinding;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, Response, Result};
@@ -58,7 +62,8 @@ impl ClosedError for CallerMissing {
     }
 }
 
-/// A paid call without a usable `Idempotency-Key` (16–128 of `[A-Za-z0-9_-]`).
+/// A paid call with a malformed `Idempotency-Key` (16–128 of `[A-Za-z0-9_-]`), or the pack
+/// without one.
 #[derive(Debug, Clone, Copy)]
 struct IdempotencyKeyInvalid;
 
@@ -70,7 +75,7 @@ impl ClosedError for IdempotencyKeyInvalid {
         400
     }
     fn message(&self) -> &'static str {
-        "paid routes require an Idempotency-Key header of 16-128 characters [A-Za-z0-9_-]"
+        "an Idempotency-Key header must be 16-128 characters [A-Za-z0-9_-]; the pack route requires one"
     }
 }
 
@@ -271,12 +276,7 @@ async fn handle(
         Handler::Paid(op) => {
             let body = intake(route, &mut req).await?;
             let parsed = families::parse(route.handler, &body)?;
-            if op == PaidOp::BudgetPack {
-                // The contract's own code for a missing or malformed key, still free.
-                let raw = req.headers().get("idempotency-key").ok().flatten();
-                crate::engine::budget_pack::check_idempotency_key(raw.as_deref())?;
-            }
-            let key = sent_idempotency_key(&req).ok_or(IdempotencyKeyInvalid)?;
+            let binding = call_binding(op, &req)?;
             // The pack's contract asks for INVALID_RETRY_INPUT on a changed body: a keyed HMAC of
             // (release, route, body) goes into the key's record. The criteria families keep nothing.
             let fingerprint = match op {
@@ -287,8 +287,38 @@ async fn handle(
                 _ => None,
             };
             drop(body);
-            paid(route, op, &req, env, &parsed, &key, fingerprint.as_deref()).await
+            paid(
+                route,
+                op,
+                &req,
+                env,
+                &parsed,
+                &binding,
+                fingerprint.as_deref(),
+            )
+            .await
         }
+    }
+}
+
+/// How a paid call is bound to its payment, decided here only (free, before any payment): the
+/// pack requires its Idempotency-Key (the contract's own code when it is missing or malformed)
+/// and a payment-identifier equal to it; a criteria-family call is bound by its key when it sends
+/// one (a malformed key is refused, never ignored) and by a server nonce in the challenge when it
+/// sends none (ARCHITECTURE §4).
+fn call_binding(op: PaidOp, req: &Request) -> std::result::Result<CallBinding, Refused> {
+    let raw = req.headers().get("idempotency-key").ok().flatten();
+    if op == PaidOp::BudgetPack {
+        crate::engine::budget_pack::check_idempotency_key(raw.as_deref())?;
+        let key = sent_idempotency_key(req).ok_or(IdempotencyKeyInvalid)?;
+        return Ok(CallBinding::pack(key));
+    }
+    match raw {
+        None => Ok(CallBinding::criteria(None)),
+        Some(key) if crate::engine::payment::is_valid_idempotency_key(&key) => {
+            Ok(CallBinding::criteria(Some(key)))
+        }
+        Some(_) => Err(Box::new(IdempotencyKeyInvalid)),
     }
 }
 
@@ -301,13 +331,13 @@ async fn paid(
     req: &Request,
     env: &Env,
     parsed: &families::Parsed,
-    key: &str,
+    binding: &CallBinding,
     fingerprint: Option<&str>,
 ) -> std::result::Result<Response, Refused> {
     let family = op.family();
     let signer = config::signer(env)?;
     let price = price_units(env, op);
-    let claim = match payment::gate(req, env, route.path, price, key, fingerprint)
+    let claim = match payment::gate(req, env, route.path, price, binding, fingerprint)
         .await
         .map_err(internal)?
     {
@@ -445,7 +475,12 @@ async fn free_tier_refusal(
         Some(k) => (k, false),
         None => (fresh_idempotency_key()?, true),
     };
-    let challenge = payment::challenge(req, env, paid_path, price_units(env, op), &key)
+    let binding = if op == PaidOp::BudgetPack {
+        CallBinding::pack(key.clone())
+    } else {
+        CallBinding::criteria(Some(key.clone()))
+    };
+    let challenge = payment::challenge(req, env, paid_path, price_units(env, op), &binding)
         .await
         .map_err(internal)?;
     let mut body = respond::refusal_body(spent, false);

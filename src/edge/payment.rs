@@ -1,8 +1,10 @@
 //! x402 v2 on a paid route, the I/O half: reads the configuration from `[vars]`, asks the
 //! facilitator for its fee payer (`/supported`, cached), answers the challenge, runs the engine's
-//! local checks, counts the attempt for the wallet, begins the attempt in the key's idempotency
-//! record (the `PaymentGuard` Durable Object named by the Idempotency-Key), verifies and settles
-//! with the facilitator, reconciles a settlement in doubt with the chain, and records delivery.
+//! local checks, counts the attempt for the wallet, begins the attempt in the call's idempotency
+//! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
+//! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
+//! settles with the facilitator (`edge::facilitator`), reconciles a settlement in doubt with the
+//! chain, and records delivery.
 //!
 //! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
 //! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
@@ -15,24 +17,27 @@
 //! Env vars: NETWORK, USDC_MINT, PAY_TO, FACILITATOR_URL, MAX_TIMEOUT_SECONDS,
 //! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty), SOLANA_RPC_URL
 //! (reconciliation; without it an uncertain payment is only ever re-submitted, never released),
-//! PAYMENT_LEASE_MS, SETTLE_TIMEOUT_MS, PAY_ATTEMPTS_PER_KEY, PAY_ATTEMPTS_PER_WALLET (per minute).
-//! Secrets: IDEMPOTENCY_SECRET (optional; else derived from SIGNING_KEY). Durable Object binding:
+//! PAYMENT_LEASE_MS, SETTLE_TIMEOUT_MS, PAY_ATTEMPTS_PER_KEY, PAY_ATTEMPTS_PER_WALLET (per minute),
+//! PAYMENT_NONCE_TTL_SECONDS (life of a keyless challenge's nonce, default 300).
+//! Secrets: IDEMPOTENCY_SECRET (optional; else derived from SIGNING_KEY; keys the pack's
+//! fingerprint and the nonce tokens, each under its own label). Durable Object binding:
 //! PAYMENT_GUARD (class PaymentGuard).
 
+use crate::edge::binding::{challenge_bound, payment_bound};
+use crate::edge::facilitator::{post_json, Facilitator};
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::evm::CheckedEvmPayment;
-use crate::engine::payment::idempotency::{self, Decision, UNCERTAIN_RETRY_AFTER_MS};
+use crate::engine::payment::idempotency::{Decision, UNCERTAIN_RETRY_AFTER_MS};
 use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
 use crate::engine::payment::{
-    self, check_payment, decode_payment_header, facilitator_request, fee_payer_from_supported,
-    guard::SettledFacts, is_valid_idempotency_key, read_verify_response, CheckedPayment,
-    PaymentConfig, PaymentError,
+    self, check_bound_payment, decode_payment_header, facilitator_request, guard::SettledFacts,
+    read_verify_response, CheckedPayment, PaymentConfig, PaymentError,
 };
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
-use std::cell::RefCell;
 use worker::{
-    wasm_bindgen::JsValue, Date, Env, Fetch, Headers, Method, Request, RequestInit, Response,
+    wasm_bindgen::JsValue, Date, Env, Headers, Method, Request, RequestInit, Response,
     ResponseBuilder, Result,
 };
 
@@ -43,16 +48,7 @@ const DEFAULT_SETTLE_TIMEOUT_MS: u64 = 45_000;
 /// Default payment attempts per minute per Idempotency-Key and per wallet.
 const DEFAULT_ATTEMPTS_PER_KEY: u64 = 30;
 const DEFAULT_ATTEMPTS_PER_WALLET: u64 = 120;
-/// The service release the pack's fingerprint covers (its contract's versionedRetries).
-pub const RELEASE_VERSION: &str = env!("CARGO_PKG_VERSION");
-/// How long the facilitator's fee payer is cached.
-const FEE_PAYER_TTL_MS: u64 = 10 * 60 * 1000;
-/// Largest facilitator answer read.
-const MAX_FACILITATOR_ANSWER_BYTES: usize = 64 * 1024;
-
-thread_local! {
-    static FEE_PAYER: RefCell<Option<(String, String, u64)>> = const { RefCell::new(None) };
-}
+pub use crate::edge::binding::{pack_fingerprint, RELEASE_VERSION};
 
 /// What the router does next.
 pub enum Gate {
@@ -71,16 +67,14 @@ pub enum Gate {
 #[derive(Debug, Clone)]
 pub struct Claim {
     pub route_id: String,
-    pub idempotency_key: String,
+    /// How the call is bound: its memo, its guard record, the identifier sent to the facilitator.
+    pub bound: Bound,
     pub price_units: u64,
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
     pub(crate) config: PaymentConfig,
-    /// The guard object holding this call's idempotency record (`key:<key>`, or for an EVM payment
-    /// without a key its authorization's object).
-    pub(crate) record_object: String,
-    /// Set for a payment on an EVM network (`checked` then carries its claim key, payer and amount).
+    /// An EVM payment (`edge::evm`); `checked` then carries its claim key, payer and amount.
     pub(crate) evm: Option<Box<CheckedEvmPayment>>,
 }
 
@@ -109,30 +103,6 @@ pub(crate) fn tunables(env: &Env) -> Tunables {
         attempts_per_wallet: get("PAY_ATTEMPTS_PER_WALLET", DEFAULT_ATTEMPTS_PER_WALLET)
             .clamp(1, 100_000) as u32,
     }
-}
-
-/// The secret of the pack's request fingerprint: `IDEMPOTENCY_SECRET` when set, else an HMAC
-/// of a fixed label under the `SIGNING_KEY` seed (domain-separated from signing; no second
-/// secret to deploy). None when neither is available.
-fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
-    use base64::{engine::general_purpose::STANDARD, Engine as _};
-    if let Ok(secret) = env.secret("IDEMPOTENCY_SECRET") {
-        let secret = secret.to_string();
-        if !secret.is_empty() {
-            return Some(secret.into_bytes());
-        }
-    }
-    let seed = STANDARD
-        .decode(env.secret("SIGNING_KEY").ok()?.to_string().trim())
-        .ok()?;
-    Some(idempotency::hmac_sha256(&seed, &[b"context-meter idempotency fingerprint v1"]).to_vec())
-}
-
-/// The pack's request fingerprint for `body` on `route_id` (None when no secret is available:
-/// the caller answers 503).
-pub fn pack_fingerprint(env: &Env, route_id: &str, body: &[u8]) -> Option<String> {
-    fingerprint_secret(env)
-        .map(|secret| idempotency::fingerprint(&secret, RELEASE_VERSION, route_id, body))
 }
 
 /// A settled payment: the ledger's payment columns and the `PAYMENT-RESPONSE` header value.
@@ -201,62 +171,12 @@ fn resource_url(req: &Request) -> String {
     }
 }
 
-pub(crate) async fn post_json(
-    url: &str,
-    body: &Value,
-) -> std::result::Result<Vec<u8>, PaymentError> {
-    let headers = Headers::new();
-    headers
-        .set("content-type", "application/json")
-        .map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(JsValue::from_str(&body.to_string())));
-    let request =
-        Request::new_with_init(url, &init).map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    read_answer(Fetch::Request(request).send().await).await
-}
-
-async fn read_answer(answer: Result<Response>) -> std::result::Result<Vec<u8>, PaymentError> {
-    let mut response = answer.map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    if bytes.len() > MAX_FACILITATOR_ANSWER_BYTES {
-        return Err(PaymentError::FacilitatorUnavailable);
-    }
-    Ok(bytes)
-}
-
-async fn fee_payer(facilitator: &str, network: &str) -> std::result::Result<String, PaymentError> {
-    let now = now_ms();
-    let cached = FEE_PAYER.with(|cell| {
-        cell.borrow().as_ref().and_then(|(url, payer, at)| {
-            (url == facilitator && now.saturating_sub(*at) < FEE_PAYER_TTL_MS)
-                .then(|| payer.clone())
-        })
-    });
-    if let Some(payer) = cached {
-        return Ok(payer);
-    }
-    let url = format!("{facilitator}/supported");
-    let request =
-        Request::new(&url, Method::Get).map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    let body = read_answer(Fetch::Request(request).send().await).await?;
-    let payer =
-        fee_payer_from_supported(&body, network).ok_or(PaymentError::FacilitatorUnavailable)?;
-    FEE_PAYER.with(|cell| *cell.borrow_mut() = Some((facilitator.to_owned(), payer.clone(), now)));
-    Ok(payer)
-}
-
 /// The payment configuration from `[vars]` plus the facilitator's fee payer.
-pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, String), PaymentError> {
+pub async fn load_config(
+    env: &Env,
+) -> std::result::Result<(PaymentConfig, Facilitator), PaymentError> {
     let network = var(env, "NETWORK")?;
-    let facilitator = var(env, "FACILITATOR_URL")?
-        .trim_end_matches('/')
-        .to_owned();
+    let facilitator = Facilitator::from_env(env)?;
     let number = |name: &str| -> std::result::Result<u64, PaymentError> {
         var(env, name)?
             .trim()
@@ -270,12 +190,8 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
         .partition(|w| payment::evm::is_evm_address(w));
-    let evm = payment::evm::EvmConfig {
-        offers: crate::edge::evm::load_offers(env)?,
-        max_timeout_seconds: number("MAX_TIMEOUT_SECONDS")?,
-        house_wallets: evm_house.iter().map(|w| w.to_ascii_lowercase()).collect(),
-    };
-    let fee_payer = fee_payer(&facilitator, &network).await?;
+    let evm = crate::edge::evm::load_config(env, number("MAX_TIMEOUT_SECONDS")?, &evm_house)?;
+    let fee_payer = facilitator.fee_payer(&network).await?;
     let config = PaymentConfig {
         network,
         asset: var(env, "USDC_MINT")?,
@@ -288,24 +204,6 @@ pub async fn load_config(env: &Env) -> std::result::Result<(PaymentConfig, Strin
     };
     config.validate()?;
     Ok((config, facilitator))
-}
-
-/// POSTs `body` and waits at most `timeout_ms` for the whole answer: Err(()) on a transport failure
-/// or timeout (the caller decides what that means; for `/settle` it is uncertainty).
-pub(crate) async fn post_json_within(
-    url: &str,
-    body: &Value,
-    timeout_ms: u64,
-) -> std::result::Result<Vec<u8>, ()> {
-    use futures_util::future::{select, Either};
-    let answer = std::pin::pin!(post_json(url, body));
-    let timer = std::pin::pin!(worker::Delay::from(std::time::Duration::from_millis(
-        timeout_ms
-    )));
-    match select(answer, timer).await {
-        Either::Left((Ok(bytes), _)) => Ok(bytes),
-        _ => Err(()),
-    }
 }
 
 pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
@@ -332,19 +230,19 @@ pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
 }
 
 pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
-    guard_call::<TransitionAnswer>(env, &claim.record_object, &command)
+    guard_call::<TransitionAnswer>(env, &claim.bound.record, &command)
         .await
         .map(|a| a.ok)
         .unwrap_or(false)
 }
 
-/// The request a payment answer is for.
+/// The request a payment answer is for, and the binding a fresh challenge for it carries.
 #[derive(Clone, Copy)]
 pub(crate) struct Asked<'a> {
     pub(crate) req: &'a Request,
     pub(crate) route_id: &'a str,
     pub(crate) price_units: u64,
-    pub(crate) idempotency_key: &'a str,
+    pub(crate) fresh: Option<&'a Bound>,
 }
 
 /// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
@@ -359,12 +257,12 @@ pub(crate) fn refuse(
     retry_after_ms: Option<u64>,
 ) -> Result<Response> {
     let mut headers = Vec::new();
-    if let (402, Some(config)) = (error.status(), config) {
-        let required = payment::payment_required(
+    if let (402, Some(config), Some(fresh)) = (error.status(), config, asked.fresh) {
+        let required = payment::payment_required_for(
             config,
             asked.route_id,
             asked.price_units,
-            asked.idempotency_key,
+            fresh,
             &resource_url(asked.req),
             Some(error.code()),
         );
@@ -390,20 +288,25 @@ fn challenge_with(
     req: &Request,
     route_id: &str,
     price_units: u64,
-    idempotency_key: &str,
+    bound: &Bound,
 ) -> Result<Response> {
-    let required = payment::payment_required(
+    let required = payment::payment_required_for(
         config,
         route_id,
         price_units,
-        idempotency_key,
+        bound,
         &resource_url(req),
         None,
     );
+    let retry = if bound.expires_s.is_some() {
+        "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 (its memo binds this call) and retry the same request with PAYMENT-SIGNATURE."
+    } else {
+        "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key."
+    };
     let body = json!({
         "error": {
             "code": "payment_required",
-            "message": "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key.",
+            "message": retry,
             "figures": { "price_units": price_units },
         },
     });
@@ -421,107 +324,86 @@ pub async fn challenge(
     env: &Env,
     route_id: &str,
     price_units: u64,
-    idempotency_key: &str,
+    binding: &CallBinding,
 ) -> Result<Response> {
+    let asked = Asked {
+        req,
+        route_id,
+        price_units,
+        fresh: None,
+    };
     let config = match load_config(env).await {
         Ok((config, _)) => config,
-        Err(error) => {
-            return refuse(
-                error,
-                None,
-                Asked {
-                    req,
-                    route_id,
-                    price_units,
-                    idempotency_key,
-                },
-                None,
-                None,
-            )
-        }
+        Err(error) => return refuse(error, None, asked, None, None),
     };
-    if !is_valid_idempotency_key(idempotency_key) {
-        let error = PaymentError::IdempotencyKeyInvalid;
-        return json_response(error.status(), &refusal_body(&error, false), &[]);
+    match challenge_bound(env, binding, route_id, price_units) {
+        Ok(bound) => challenge_with(&config, req, route_id, price_units, &bound),
+        Err(error) => refuse(error, None, asked, None, None),
     }
-    challenge_with(&config, req, route_id, price_units, idempotency_key)
 }
 
-/// The payment gate of a paid route. Call after free validation of the body. `fingerprint` is the
-/// pack's keyed request fingerprint (None on the criteria families).
+/// The payment gate of a paid route. Call after free validation of the body. `binding` is how
+/// the router bound the call (its Idempotency-Key, or a server nonce when it sent none);
+/// `fingerprint` is the pack's keyed request fingerprint (None on the criteria families).
 pub async fn gate(
     req: &Request,
     env: &Env,
     route_id: &str,
     price_units: u64,
-    idempotency_key: &str,
+    binding: &CallBinding,
     fingerprint: Option<&str>,
 ) -> Result<Gate> {
-    let refused = |error: PaymentError, config: Option<&PaymentConfig>| -> Result<Gate> {
-        refuse(
-            error,
-            config,
-            Asked {
-                req,
-                route_id,
-                price_units,
-                idempotency_key,
-            },
-            None,
-            None,
-        )
-        .map(Gate::Refused)
-    };
-    let (config, facilitator) = match load_config(env).await {
-        Ok(loaded) => loaded,
-        Err(error) => return refused(error, None),
-    };
-    if !is_valid_idempotency_key(idempotency_key) {
-        return refused(PaymentError::IdempotencyKeyInvalid, None);
-    }
-    let signature_header = req.headers().get("PAYMENT-SIGNATURE")?;
-    let Some(signature_header) = signature_header else {
-        if req.headers().get("X-PAYMENT")?.is_some() {
-            return refused(PaymentError::VersionUnsupported, None);
-        }
-        return challenge_with(&config, req, route_id, price_units, idempotency_key)
-            .map(Gate::Challenge);
-    };
-
-    let evm_payload = match payment::evm::decode_payment_header(&signature_header) {
-        Ok(decoded) => decoded,
-        Err(error) => return refused(error, Some(&config)),
-    };
-    if let Some(evm_payload) = evm_payload {
+    let refused = |error: PaymentError,
+                   config: Option<&PaymentConfig>,
+                   fresh: Option<&Bound>|
+     -> Result<Gate> {
         let asked = Asked {
             req,
             route_id,
             price_units,
-            idempotency_key,
+            fresh,
         };
-        // The payment-identifier is required only where the contract asks for it (the pack, the
-        // one route with a fingerprint); elsewhere it is checked when sent.
-        let binding = crate::edge::evm::CallBinding {
-            idempotency_key: Some(idempotency_key),
-            identifier_required: fingerprint.is_some(),
-        };
-        let facilitator = crate::edge::evm::facilitator_url(env, &facilitator);
-        return crate::edge::evm::gate(
-            env,
-            &config,
-            &facilitator,
-            asked,
-            binding,
-            fingerprint,
-            &evm_payload,
-        )
-        .await;
+        refuse(error, config, asked, None, None).map(Gate::Refused)
+    };
+    let (config, facilitator) = match load_config(env).await {
+        Ok(loaded) => loaded,
+        Err(error) => return refused(error, None, None),
+    };
+    // The binding a fresh challenge carries (a new nonce on a keyless call).
+    let fresh = match challenge_bound(env, binding, route_id, price_units) {
+        Ok(bound) => bound,
+        Err(error) => return refused(error, None, None),
+    };
+    let signature_header = req.headers().get("PAYMENT-SIGNATURE")?;
+    let Some(signature_header) = signature_header else {
+        if req.headers().get("X-PAYMENT")?.is_some() {
+            return refused(PaymentError::VersionUnsupported, None, None);
+        }
+        return challenge_with(&config, req, route_id, price_units, &fresh).map(Gate::Challenge);
+    };
+
+    // A payment on an `eip155:` network takes the EVM path (`edge::evm`).
+    match payment::evm::decode_payment_header(&signature_header) {
+        Ok(Some(evm)) => {
+            let asked = Asked {
+                req,
+                route_id,
+                price_units,
+                fresh: Some(&fresh),
+            };
+            let called = (binding, fingerprint);
+            return crate::edge::evm::gate(env, &config, &facilitator, asked, called, &evm).await;
+        }
+        Ok(None) => {}
+        Err(error) => return refused(error, Some(&config), Some(&fresh)),
     }
-    let checked = match decode_payment_header(&signature_header).and_then(|payload| {
-        check_payment(&config, route_id, price_units, idempotency_key, &payload)
-    }) {
+    let checked = decode_payment_header(&signature_header).and_then(|payload| {
+        let bound = payment_bound(env, binding, route_id, price_units, &payload.accepted)?;
+        check_bound_payment(&config, price_units, &bound, &payload).map(|c| (bound, c))
+    });
+    let (bound, checked) = match checked {
         Ok(checked) => checked,
-        Err(error) => return refused(error, Some(&config)),
+        Err(error) => return refused(error, Some(&config), Some(&fresh)),
     };
     let tunables = tunables(env);
     let now = now_ms();
@@ -538,7 +420,7 @@ pub async fn gate(
     .await
     {
         Ok(answer) => answer,
-        Err(error) => return refused(error, Some(&config)),
+        Err(error) => return refused(error, Some(&config), Some(&fresh)),
     };
     if !wallet.ok {
         let wait = wallet.retry_after_ms.unwrap_or(1_000);
@@ -547,12 +429,13 @@ pub async fn gate(
                 retry_after_s: PaymentError::seconds(wait),
             },
             Some(&config),
+            Some(&fresh),
         );
     }
 
     let decision: Decision = match guard_call(
         env,
-        &guard::key_object(idempotency_key),
+        &bound.record,
         &Command::Begin {
             route_id: route_id.to_owned(),
             fingerprint: fingerprint.map(str::to_owned),
@@ -565,7 +448,7 @@ pub async fn gate(
     .await
     {
         Ok(decision) => decision,
-        Err(error) => return refused(error, Some(&config)),
+        Err(error) => return refused(error, Some(&config), Some(&fresh)),
     };
     let answer_with = |error: PaymentError,
                        settled: Option<&SettledFacts>,
@@ -578,7 +461,7 @@ pub async fn gate(
                 req,
                 route_id,
                 price_units,
-                idempotency_key,
+                fresh: Some(&fresh),
             },
             settled,
             wait_ms,
@@ -590,15 +473,20 @@ pub async fn gate(
     };
     let mut claim = Claim {
         route_id: route_id.to_owned(),
-        idempotency_key: idempotency_key.to_owned(),
+        bound,
         price_units,
         checked,
         resumed: None,
         config: config.clone(),
-        record_object: guard::key_object(idempotency_key),
         evm: None,
     };
     match decision {
+        // A nonce is honoured only until its expiry for a new claim (a payment already in the
+        // record keeps every retry rule after it): the fresh claim is released, nothing moved.
+        Decision::Fresh if claim.bound.expired(now / 1000) => {
+            release(env, claim.clone()).await?;
+            return refused(PaymentError::NonceExpired, Some(&config), Some(&fresh));
+        }
         Decision::Fresh => {}
         Decision::Resume(facts) => {
             claim.resumed = Some(facts);
@@ -610,7 +498,11 @@ pub async fn gate(
                     claim.resumed = Some(facts);
                     Ok(Gate::Proceed(Box::new(claim)))
                 }
-                Reconciled::Released => refused(PaymentError::SettlementReleased, Some(&config)),
+                Reconciled::Released => refused(
+                    PaymentError::SettlementReleased,
+                    Some(&config),
+                    Some(&fresh),
+                ),
                 Reconciled::Unknown(error) => conflict(error, None),
             };
         }
@@ -639,18 +531,16 @@ pub async fn gate(
         }
     }
 
-    let body = facilitator_request(&claim.checked, idempotency_key);
+    let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
     // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
     // facilitator had just closed) is retried once before the call is refused unpaid.
-    let url = format!("{facilitator}/verify");
-    let answer = match post_json(&url, &body).await {
-        Err(PaymentError::FacilitatorUnavailable) => post_json(&url, &body).await,
-        first => first,
-    };
-    let verdict = answer.and_then(|answer| read_verify_response(&answer));
+    let verdict = facilitator
+        .verify(&body)
+        .await
+        .and_then(|answer| read_verify_response(&answer));
     if let Err(error) = verdict {
         release(env, claim.clone()).await?;
-        return refused(error, Some(&claim.config));
+        return refused(error, Some(&claim.config), Some(&fresh));
     }
     Ok(Gate::Proceed(Box::new(claim)))
 }
@@ -673,7 +563,7 @@ async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
 /// payer's token-account history); when it is still unknown and can still land, re-submits the
 /// same signed payment through `/settle` (idempotent: the same message has one signature, which
 /// the chain executes at most once). Records the outcome.
-async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconciled {
+async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
     let facts = |tx_sig: String| SettledFacts {
         tx_sig,
         payer: claim.checked.payer.clone(),
@@ -690,19 +580,17 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
         let valid = rpc_call(rpc_url, &reconcile::blockhash_valid_request(&query))
             .await
             .and_then(|b| reconcile::read_blockhash_valid(&b));
-        let memo = payment::memo_for(&claim.route_id, &claim.idempotency_key);
         let found = match rpc_call(rpc_url, &reconcile::signatures_request(&query)).await {
-            Some(body) => reconcile::find_memo(&body, &memo),
+            Some(body) => reconcile::find_memo(&body, &claim.bound.memo),
             None => reconcile::MemoScan::Unreadable,
         };
         chain = reconcile::chain_verdict(valid, found);
     }
     if chain == ChainVerdict::Unknown {
         // It can still land (or the chain did not answer): submit the same signed payment again.
-        let body = facilitator_request(&claim.checked, &claim.idempotency_key);
+        let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
         let timeout = tunables(env).settle_timeout_ms;
-        if let Ok(answer) = post_json_within(&format!("{facilitator}/settle"), &body, timeout).await
-        {
+        if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = reconcile::settle_verdict(&answer) {
                 chain = ChainVerdict::Landed { tx_sig };
             }
@@ -782,8 +670,8 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         json_response(error.status(), &refusal_body(&error, false), &headers)
             .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
     };
-    let facilitator = match var(env, "FACILITATOR_URL") {
-        Ok(url) => url.trim_end_matches('/').to_owned(),
+    let facilitator = match Facilitator::from_env(env) {
+        Ok(facilitator) => facilitator,
         Err(error) => {
             let _ = release(env, claim.clone()).await;
             return Err(failure(error));
@@ -793,7 +681,7 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
     // Nothing moves before this is written; if it cannot be written, nothing is submitted.
     let marked = guard_call::<TransitionAnswer>(
         env,
-        &claim.record_object,
+        &claim.bound.record,
         &Command::Settling {
             claim_key: claim.claim_key().to_owned(),
             now_ms: now_ms(),
@@ -805,11 +693,18 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         let _ = release(env, claim.clone()).await;
         return Err(failure(PaymentError::StateUnavailable));
     }
-    let body = facilitator_request(&claim.checked, &claim.idempotency_key);
-    let url = format!("{facilitator}/settle");
-    let verdict = match post_json_within(&url, &body, tunables.settle_timeout_ms).await {
+    let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
+    let verdict = match facilitator
+        .settle_within(&body, tunables.settle_timeout_ms)
+        .await
+    {
         Ok(answer) => reconcile::settle_verdict(&answer),
-        Err(()) => SettleVerdict::Unknown,
+        // Our credentials were refused: nothing was submitted; released, 503, nothing charged.
+        Err(Some(error)) => {
+            let _ = release(env, claim.clone()).await;
+            return Err(failure(error));
+        }
+        Err(None) => SettleVerdict::Unknown,
     };
     let landed = match verdict {
         SettleVerdict::Landed { tx_sig } => {

@@ -258,7 +258,7 @@ test('errors: every reachable refusal code of every family is static text plus n
     ['caller_missing', 'POST', '/context-budget-pack/preflight', packValid()],
     ['caller_invalid', 'POST', '/context-budget-pack/preflight', packValid(), { 'x-caller': K }],
     ['idempotency_key_invalid', 'POST', '/token-efficiency/budget', teValid(), { 'idempotency-key': `${K}!` }],
-    ['idempotency_key_invalid', 'POST', '/token-opt/toon', toonValid()],
+    ['idempotency_key_invalid', 'POST', '/token-opt/toon', toonValid(), { 'idempotency-key': 'too-short' }],
     // ---- token-efficiency/v1 (free check and paid route share the parser)
     ['CAP-EXCEEDED:body_bytes', 'POST', '/token-efficiency/precheck', overCap(262_144)],
     ['body_not_utf8', 'POST', '/token-efficiency/precheck', Buffer.concat([Buffer.from(`{"payload":"${K}`), Buffer.from([0xff, 0xfe]), Buffer.from(`${KB}","budget_tokens":5}`)])],

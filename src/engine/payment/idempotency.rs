@@ -393,10 +393,15 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
         PaymentError::IdentifierMismatch,
         PaymentError::StateUnavailable,
         PaymentError::FacilitatorUnavailable,
+        PaymentError::FacilitatorAuthRejected,
         PaymentError::ConfigInvalid,
     ];
     if pack {
         refusals.insert(3, PaymentError::RetryInputInvalid);
+    } else {
+        refusals.push(PaymentError::IdentifierInvalid);
+        refusals.push(PaymentError::NonceInvalid);
+        refusals.push(PaymentError::NonceExpired);
     }
     let refusals: Vec<serde_json::Value> = refusals
         .iter()
@@ -410,9 +415,15 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
     } else {
         "No fingerprint of the body is kept (the criteria forbid retaining anything derived from a submission). The payment is bound to route and Idempotency-Key by its memo; the key's record holds the route, the payment's claim (SHA-256 of its transaction message) and state only. A retry with a changed body under a key that was already delivered gets 409 payment_replayed (nothing is computed); while the first payment is in flight it gets the same answers as an identical retry."
     };
+    let binding = if pack {
+        "Idempotency-Key required; the payment-identifier extension id is required and must equal it (400 payment_identifier_mismatch); extra.memo = \"cm:\" + 32 hex of SHA-256(route \"\\n\" key)."
+    } else {
+        "Idempotency-Key optional. With one: extra.memo = \"cm:\" + 32 hex of SHA-256(route \"\\n\" key), and a payment-identifier id, when sent, must equal the key. Without one (a stock x402 client): the challenge's extra.memo is a server-issued nonce token \"cmn1.<nonce>.<expiry>.<mac>\" (HMAC under a server secret over route, price, nonce and expiry; checked with no stored state); the payment's record is named by that nonce, so one challenge is charged at most once, and a new payment for an expired nonce is refused free (402 payment_nonce_expired). Retry a keyless call with the identical body and PAYMENT-SIGNATURE."
+    };
     json!({
+        "binding": binding,
         "idempotency": {
-            "record": "one Durable Object per Idempotency-Key, kept 24 hours: route, claim, state, times, settlement facts; never the result",
+            "record": "one Durable Object per Idempotency-Key (or per server nonce on a keyless call), kept 24 hours: route, claim, state, times, settlement facts; never the result",
             "fingerprint": fingerprint,
             "retry": "Retry only with the identical Idempotency-Key, body, protocol and PAYMENT-SIGNATURE. Another route under a known key: 409 IDEMPOTENCY_CONFLICT. Another proof while the first is claimed, settling, uncertain, settled or delivered: 409 payment_proof_conflict. Nothing is charged by any of these.",
             "same_proof_after_delivery": "409 payment_replayed with the original PAYMENT-RESPONSE, not a re-delivery: the criteria families keep no body fingerprint, so a re-delivery could compute a different body for free, and the pack contract lists a duplicate proof under 409.",

@@ -18,13 +18,20 @@
 //! - Errors are the closed `PaymentError`; nothing submitted is ever rendered or stored, and the
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
+pub mod binding;
 pub mod evm;
+pub mod facilitator;
 pub mod guard;
 pub mod idempotency;
 pub mod layout;
 pub mod pda;
 pub mod reconcile;
 pub mod transaction;
+
+pub use facilitator::{
+    facilitator_request, fee_payer_from_supported, payment_response_header, read_settle_response,
+    read_verify_response, SettleOutcome,
+};
 
 use crate::engine::base58;
 use crate::engine::sign::{hex, sha256_hex};
@@ -123,6 +130,14 @@ pub enum PaymentError {
     HeaderMalformed,
     VersionUnsupported,
     IdentifierMismatch,
+    /// (no Idempotency-Key) A payment-identifier id was sent that is not well formed.
+    IdentifierInvalid,
+    /// (no Idempotency-Key) The memo is not a nonce token this service issued for this route and price.
+    NonceInvalid,
+    /// (no Idempotency-Key) The nonce token expired before a payment for it was claimed.
+    NonceExpired,
+    /// The facilitator refused our credentials (401/403): nothing was submitted.
+    FacilitatorAuthRejected,
     RequirementsMismatch,
     TransactionMalformed,
     TransactionVersion,
@@ -208,6 +223,10 @@ impl ClosedError for PaymentError {
             HeaderMalformed => "payment_header_malformed",
             VersionUnsupported => "payment_version_unsupported",
             IdentifierMismatch => "payment_identifier_mismatch",
+            IdentifierInvalid => "payment_identifier_invalid",
+            NonceInvalid => "payment_nonce_invalid",
+            NonceExpired => "payment_nonce_expired",
+            FacilitatorAuthRejected => "payment_facilitator_auth_rejected",
             RequirementsMismatch => "payment_requirements_mismatch",
             TransactionMalformed => "payment_transaction_malformed",
             TransactionVersion => "payment_transaction_version",
@@ -253,7 +272,8 @@ impl ClosedError for PaymentError {
             | HeaderOversized
             | HeaderMalformed
             | VersionUnsupported
-            | IdentifierMismatch => 400,
+            | IdentifierMismatch
+            | IdentifierInvalid => 400,
             Replayed
             | InProgress
             | BoundElsewhere
@@ -262,7 +282,11 @@ impl ClosedError for PaymentError {
             | RetryInputInvalid
             | ProofConflict => 409,
             RetryTooEarly { .. } | RateLimited { .. } => 429,
-            FacilitatorUnavailable | SettlementPending | ConfigInvalid | StateUnavailable => 503,
+            FacilitatorUnavailable
+            | FacilitatorAuthRejected
+            | SettlementPending
+            | ConfigInvalid
+            | StateUnavailable => 503,
             _ => 402,
         }
     }
@@ -275,6 +299,10 @@ impl ClosedError for PaymentError {
             HeaderMalformed => "The PAYMENT-SIGNATURE header is not base64 of an x402 payment payload JSON object.",
             VersionUnsupported => "Only x402 version 2 (PAYMENT-SIGNATURE) is accepted; X-PAYMENT (x402 version 1) is not.",
             IdentifierMismatch => "The payment-identifier extension id must equal this request's Idempotency-Key.",
+            IdentifierInvalid => "A payment-identifier extension id, when sent, must be 16 to 128 characters from A-Z, a-z, 0-9, '_' and '-'.",
+            NonceInvalid => "Without an Idempotency-Key the payment must carry, as accepted extra.memo and as its Memo, a nonce token this service issued for this route and price.",
+            NonceExpired => "The challenge's nonce expired before this payment was claimed: pay the new PAYMENT-REQUIRED challenge.",
+            FacilitatorAuthRejected => "The payment facilitator refused this service's credentials; nothing was submitted or charged.",
             RequirementsMismatch => "The accepted payment requirements differ from the ones this route and Idempotency-Key require.",
             TransactionMalformed => "The payment transaction does not decode as a Solana transaction.",
             TransactionVersion => "The payment transaction must be a version 0 transaction.",
@@ -360,6 +388,11 @@ pub fn requirements(
     price_units: u64,
     idempotency_key: &str,
 ) -> Value {
+    requirements_with_memo(config, price_units, &memo_for(route_id, idempotency_key))
+}
+
+/// The `PaymentRequirements` object for a price and the memo that binds the call.
+pub fn requirements_with_memo(config: &PaymentConfig, price_units: u64, memo: &str) -> Value {
     json!({
         "scheme": "exact",
         "network": config.network,
@@ -369,14 +402,14 @@ pub fn requirements(
         "maxTimeoutSeconds": config.max_timeout_seconds,
         "extra": {
             "feePayer": config.fee_payer,
-            "memo": memo_for(route_id, idempotency_key),
+            "memo": memo,
         },
     })
 }
 
-fn payment_identifier_declaration() -> Value {
+fn payment_identifier_declaration(required: bool) -> Value {
     json!({
-        "info": { "required": true },
+        "info": { "required": required },
         "schema": {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
@@ -389,13 +422,27 @@ fn payment_identifier_declaration() -> Value {
     })
 }
 
-/// The `PaymentRequired` object. `resource_url` is the route's URL (origin + path, never a query);
-/// `error` a closed code when a payment was refused, else None.
+/// The `PaymentRequired` object of a keyed call whose payment-identifier is required (the
+/// pack's contract). `resource_url` is the route's URL (origin + path, never a query); `error` a
+/// closed code when a payment was refused, else None.
 pub fn payment_required(
     config: &PaymentConfig,
     route_id: &str,
     price_units: u64,
     idempotency_key: &str,
+    resource_url: &str,
+    error: Option<&'static str>,
+) -> Value {
+    let bound = binding::by_key(route_id, idempotency_key, true);
+    payment_required_for(config, route_id, price_units, &bound, resource_url, error)
+}
+
+/// The `PaymentRequired` object for a resolved binding (its memo and its identifier rule).
+pub fn payment_required_for(
+    config: &PaymentConfig,
+    route_id: &str,
+    price_units: u64,
+    bound: &binding::Bound,
     resource_url: &str,
     error: Option<&'static str>,
 ) -> Value {
@@ -412,12 +459,12 @@ pub fn payment_required(
             "mimeType": "application/json",
         }),
     );
-    let mut accepts = vec![requirements(config, route_id, price_units, idempotency_key)];
+    let mut accepts = vec![requirements_with_memo(config, price_units, &bound.memo)];
     accepts.extend(config.evm.requirements(price_units));
     object.insert("accepts".into(), Value::Array(accepts));
     object.insert(
         "extensions".into(),
-        json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration() }),
+        json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration(bound.identifier_required) }),
     );
     Value::Object(object)
 }
@@ -508,7 +555,8 @@ fn read_u64_le(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(buf)
 }
 
-/// Every local check, in order, on a decoded header for (route, price, Idempotency-Key).
+/// Every local check, in order, on a decoded header for (route, price, Idempotency-Key), the
+/// payment-identifier required and equal to the key (the pack's binding).
 pub fn check_payment(
     config: &PaymentConfig,
     route_id: &str,
@@ -519,10 +567,22 @@ pub fn check_payment(
     if !is_valid_idempotency_key(idempotency_key) {
         return Err(PaymentError::IdempotencyKeyInvalid);
     }
-    if payload.payment_identifier.as_deref() != Some(idempotency_key) {
-        return Err(PaymentError::IdentifierMismatch);
-    }
-    let ours = requirements(config, route_id, price_units, idempotency_key);
+    let bound = binding::by_key(route_id, idempotency_key, true);
+    check_bound_payment(config, price_units, &bound, payload)
+}
+
+/// Every local check, in order, on a decoded header for a price and a resolved binding (its
+/// payment-identifier rule, then requirements carrying its memo, then the transaction).
+pub fn check_bound_payment(
+    config: &PaymentConfig,
+    price_units: u64,
+    bound: &binding::Bound,
+    payload: &PaymentPayload,
+) -> Result<CheckedPayment, PaymentError> {
+    bound
+        .identifier
+        .check(payload.payment_identifier.as_deref())?;
+    let ours = requirements_with_memo(config, price_units, &bound.memo);
     if payload.accepted != ours {
         return Err(PaymentError::RequirementsMismatch);
     }
@@ -551,8 +611,7 @@ pub fn check_payment(
         return Err(PaymentError::SignersInvalid);
     }
 
-    let memo = memo_for(route_id, idempotency_key);
-    let layout = layout::payment_instructions(&tx, memo.as_bytes())?;
+    let layout = layout::payment_instructions(&tx, bound.memo.as_bytes())?;
     let (limit_ix, price_ix, transfer_ix) = (
         layout.compute_unit_limit,
         layout.compute_unit_price,
@@ -644,102 +703,6 @@ pub fn check_payment(
         requirements: ours,
         transaction_base64: payload.transaction_base64.clone(),
     })
-}
-
-/// Body of the facilitator's `/verify` and `/settle` requests: a payload rebuilt from the checked
-/// parts only (nothing else the client sent is forwarded).
-pub fn facilitator_request(checked: &CheckedPayment, idempotency_key: &str) -> Value {
-    json!({
-        "x402Version": X402_VERSION,
-        "paymentPayload": {
-            "x402Version": X402_VERSION,
-            "accepted": checked.requirements,
-            "payload": { "transaction": checked.transaction_base64 },
-            "extensions": { PAYMENT_IDENTIFIER: { "info": { "required": true, "id": idempotency_key } } },
-        },
-        "paymentRequirements": checked.requirements,
-    })
-}
-
-/// The fee payer our network's `exact` kind names in a `/supported` answer.
-pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    value
-        .get("kinds")?
-        .as_array()?
-        .iter()
-        .find(|kind| {
-            kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
-                && kind.get("scheme").and_then(Value::as_str) == Some("exact")
-                && kind.get("network").and_then(Value::as_str) == Some(network)
-        })?
-        .get("extra")?
-        .get("feePayer")?
-        .as_str()
-        .filter(|a| base58::is_solana_address(a))
-        .map(str::to_owned)
-}
-
-/// Reads a `/verify` answer: Ok only for `isValid: true`.
-pub fn read_verify_response(body: &[u8]) -> Result<(), PaymentError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    match value.get("isValid").and_then(Value::as_bool) {
-        Some(true) => Ok(()),
-        Some(false) => Err(PaymentError::VerifyRejected),
-        None => Err(PaymentError::FacilitatorUnavailable),
-    }
-}
-
-/// What a `/settle` answer says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SettleOutcome {
-    /// On chain: the transaction signature (base58, 64 bytes).
-    Settled { tx_sig: String },
-    /// Sent but not confirmed yet (`settlement_pending`).
-    Pending,
-    /// Not settled.
-    Failed,
-}
-
-/// Reads a `/settle` answer.
-pub fn read_settle_response(body: &[u8]) -> SettleOutcome {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return SettleOutcome::Failed;
-    };
-    let signature = value
-        .get("transaction")
-        .and_then(Value::as_str)
-        .filter(|s| s.len() <= 88 && base58::decode(s).is_some_and(|b| b.len() == 64));
-    match (value.get("success").and_then(Value::as_bool), signature) {
-        (Some(true), Some(sig)) => SettleOutcome::Settled {
-            tx_sig: sig.to_owned(),
-        },
-        _ if value.get("errorReason").and_then(Value::as_str) == Some("settlement_pending") => {
-            SettleOutcome::Pending
-        }
-        _ => SettleOutcome::Failed,
-    }
-}
-
-/// The `PAYMENT-RESPONSE` header value (base64 JSON `SettleResponse`).
-pub fn payment_response_header(network: &str, payer: &str, settled_tx_sig: Option<&str>) -> String {
-    let value = match settled_tx_sig {
-        Some(sig) => json!({
-            "success": true,
-            "transaction": sig,
-            "network": network,
-            "payer": payer,
-        }),
-        None => json!({
-            "success": false,
-            "errorReason": PaymentError::SettlementFailed.code(),
-            "transaction": "",
-            "network": network,
-            "payer": payer,
-        }),
-    };
-    encode_header(&value)
 }
 
 #[cfg(test)]

@@ -1121,6 +1121,10 @@ fn error_codes_are_distinct_and_messages_static() {
         HeaderMalformed,
         VersionUnsupported,
         IdentifierMismatch,
+        IdentifierInvalid,
+        NonceInvalid,
+        NonceExpired,
+        FacilitatorAuthRejected,
         RequirementsMismatch,
         TransactionMalformed,
         TransactionVersion,
@@ -1168,6 +1172,9 @@ fn error_codes_are_distinct_and_messages_static() {
     assert_eq!(IdentifierMismatch.status(), 400);
     assert_eq!(Uncertain { retry_after_s: 5 }.status(), 409);
     assert_eq!(ConfigInvalid.status(), 503);
+    assert_eq!(FacilitatorAuthRejected.status(), 503);
+    assert_eq!(NonceInvalid.status(), 402);
+    assert_eq!(NonceExpired.status(), 402);
     assert_eq!(
         RetryTooEarly { retry_after_s: 3 }.figures(),
         vec![("retry_after_s", 3)]

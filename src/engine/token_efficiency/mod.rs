@@ -22,7 +22,7 @@ pub mod shape;
 pub use criteria_doc::criteria;
 pub use refusal::Refusal;
 
-use crate::engine::{base58, tokenizer, Delivery};
+use crate::engine::{tokenizer, Delivery};
 use json::{JsValue, ParseError};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
