@@ -113,7 +113,8 @@ fn solana_headers_are_not_taken_and_headers_are_capped() {
 
 #[test]
 fn each_mismatch_with_the_offer_is_refused_free_with_its_code() {
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>)> = vec![
+    type Mutation = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(&str, Mutation)> = vec![
         (
             "payment_requirements_mismatch",
             Box::new(|v| v["accepted"]["network"] = json!("eip155:1")),
