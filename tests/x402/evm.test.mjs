@@ -155,7 +155,7 @@ test("the challenge offers EIP-3009 USDC on Base Sepolia beside Solana, with the
   });
 });
 
-test("the stock client (@x402/fetch + @x402/evm, no hooks) pays every paid route; exactly the price moves", async () => {
+test("the stock client (@x402/fetch + @x402/evm, no hooks, no extra header) pays every criteria route; exactly the price moves", async () => {
   const pay = wrapFetchWithPaymentFromConfig(fetch, {
     schemes: [{ network: EVM_NETWORK, client: new ExactEvmScheme(privateKeyToAccount(KEYS.client)) }],
   });
@@ -163,7 +163,7 @@ test("the stock client (@x402/fetch + @x402/evm, no hooks) pays every paid route
     const before = await merchantBalance();
     const res = await pay(worker.url + route.path, {
       method: "POST",
-      headers: { "content-type": "application/json", "Idempotency-Key": newKey() },
+      headers: { "content-type": "application/json" },
       body: JSON.stringify(route.body),
     });
     const text = await res.text();
@@ -218,6 +218,35 @@ test("replays of a delivered authorization: same key, another key, another route
   assert.equal((await replayed.json()).code, "payment_replayed");
   assert.equal(decode(replayed.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction, "the original receipt");
   assert.equal(await merchantBalance(), before, "no replay moved money");
+});
+
+test("without an Idempotency-Key an authorization is bound by its own identity: replayed, reused with a key or on another route, refused", async () => {
+  const A = ROUTES.budget;
+  const B = ROUTES.levers; // same price as A
+  const { required, evm } = await challenge(A);
+  const { header } = await stockPayment(required, evm);
+  const first = await post(A, { headers: { "PAYMENT-SIGNATURE": header } });
+  assert.equal(first.status, 200, await first.clone().text());
+  const receipt = delivered(A, first);
+  await first.arrayBuffer();
+  const before = await merchantBalance();
+  const again = await post(A, { headers: { "PAYMENT-SIGNATURE": header } });
+  await refusedFree(again, 409, "payment_replayed", "keyless replay");
+  assert.equal(decode(again.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction);
+  await refusedFree(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "keyless, then under a key");
+  await refusedFree(await post(B, { headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "keyless, then on another route");
+  // And the other way: an authorization first used under a key is not free to use without one.
+  const key = newKey();
+  const second = await challenge(A, key);
+  const keyed = await stockPayment(second.required, second.evm);
+  const paid = await post(A, { key, headers: { "PAYMENT-SIGNATURE": keyed.header } });
+  assert.equal(paid.status, 200);
+  delivered(A, paid);
+  await paid.arrayBuffer();
+  const after = await merchantBalance();
+  assert.equal(after, before + A.price);
+  await refusedFree(await post(A, { headers: { "PAYMENT-SIGNATURE": keyed.header } }), 409, "payment_bound_elsewhere", "keyed, then keyless");
+  assert.equal(await merchantBalance(), after);
 });
 
 test("a concurrent duplicate settles once", async () => {
