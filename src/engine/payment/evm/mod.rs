@@ -279,10 +279,6 @@ pub fn decode_payment_header(header: &str) -> Result<Option<EvmPayload>, Payment
             .map(str::to_owned)
             .ok_or(EvmRefusal::AuthorizationMalformed.into())
     };
-    let signature = payload
-        .and_then(|p| p.get("signature"))
-        .and_then(Value::as_str)
-        .ok_or(PaymentError::from(EvmRefusal::SignatureMalformed))?;
     let payment_identifier = object
         .get("extensions")
         .and_then(|e| e.get(PAYMENT_IDENTIFIER))
@@ -290,14 +286,22 @@ pub fn decode_payment_header(header: &str) -> Result<Option<EvmPayload>, Payment
         .and_then(|i| i.get("id"))
         .and_then(Value::as_str)
         .map(str::to_owned);
+    // The authorization first, then its signature (a payload without one is malformed as such).
+    let (from, to, value) = (field("from")?, field("to")?, field("value")?);
+    let (valid_after, valid_before, nonce) =
+        (field("validAfter")?, field("validBefore")?, field("nonce")?);
+    let signature = payload
+        .and_then(|p| p.get("signature"))
+        .and_then(Value::as_str)
+        .ok_or(PaymentError::from(EvmRefusal::SignatureMalformed))?;
     Ok(Some(EvmPayload {
         accepted: accepted.clone(),
-        from: field("from")?,
-        to: field("to")?,
-        value: field("value")?,
-        valid_after: field("validAfter")?,
-        valid_before: field("validBefore")?,
-        nonce: field("nonce")?,
+        from,
+        to,
+        value,
+        valid_after,
+        valid_before,
+        nonce,
         signature: signature.to_owned(),
         payment_identifier,
     }))

@@ -197,6 +197,10 @@ fn each_mismatch_with_the_offer_is_refused_free_with_its_code() {
             Box::new(|v| v["payload"] = json!({"transaction": "AA==", "signature": "0x00"})),
         ),
         (
+            "payment_authorization_malformed",
+            Box::new(|v| v["payload"] = json!("x")),
+        ),
+        (
             "payment_signature_malformed",
             Box::new(|v| v["payload"]["signature"] = json!("0xabc")),
         ),
