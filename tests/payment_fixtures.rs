@@ -40,6 +40,7 @@ fn official_client_payments_check_as_expected() {
             .iter()
             .map(|w| w.as_str().unwrap().to_owned())
             .collect(),
+        evm: Default::default(),
     };
     config.validate().expect("fixture config valid");
     let cases = all["cases"].as_array().unwrap();
@@ -133,6 +134,7 @@ fn live_round_trip() {
         fee_payer: text(c, "fee_payer"),
         cu_price_cap_microlamports: c["cu_price_cap_microlamports"].as_u64().unwrap(),
         house_wallets: vec![],
+        evm: Default::default(),
     };
     let key = text(&case, "idempotency_key");
     let checked = decode_payment_header(&text(&case, "header"))

@@ -100,7 +100,7 @@ fn body_caller(parsed: &Parsed) -> Option<&str> {
 
 /// The free check's wallet, decided before the allowance is touched: the body's `caller` where the
 /// family's input has one, else `header` (the non-empty `X-Caller`), on every family alike. It must
-/// be a Solana address. The wallet is written into a token-efficiency request, whose pre-check
+/// be a Solana or an EVM address (counted under its lower-case form). The wallet is written into a token-efficiency request, whose pre-check
 /// requires one, so a wallet named only in the header is answered like one in the body.
 pub fn free_caller(
     parsed: &mut Parsed,
@@ -111,13 +111,13 @@ pub fn free_caller(
         .map(str::to_owned)
         .or(header)
         .ok_or_else(|| caller_refusal(family, false))?;
-    if !crate::engine::base58::is_solana_address(&caller) {
+    if !crate::engine::wallet::is_wallet_address(&caller) {
         return Err(caller_refusal(family, true));
     }
     if let Parsed::TokenEfficiency(request) = parsed {
         request.caller.get_or_insert_with(|| caller.clone());
     }
-    Ok(caller)
+    Ok(crate::engine::wallet::allowance_name(&caller))
 }
 
 /// The free report, unsigned.
@@ -219,6 +219,20 @@ mod tests {
             // The pre-check answers it: nothing is left to refuse after the allowance.
             let report = precheck(&request, 0);
             assert!(report.is_ok(), "{}", family.id());
+            // An EVM address is a wallet too, counted under its lower-case form.
+            let evm = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+            let mut request = parsed(family, &body);
+            let wallet = free_caller(&mut request, family, Some(evm.into()));
+            let folded = evm.to_ascii_lowercase();
+            assert_eq!(
+                wallet.ok().as_deref(),
+                Some(folded.as_str()),
+                "{}",
+                family.id()
+            );
+            assert!(precheck(&request, 0).is_ok(), "{}", family.id());
+            let short = free_caller(&mut parsed(family, &body), family, Some(evm[..41].into()));
+            assert_eq!(short.err().map(|r| r.code()), Some("caller_invalid"));
         }
     }
 

@@ -12,7 +12,10 @@
 //!   a `Decision` (`{"decision":"fresh"|"resume"|"reconcile"|…, …}`);
 //! `{"op":"settling"|"settled"|"uncertain"|"delivered"|"release","claim_key",…}` →
 //!   `{"ok":true}` or `{"ok":false,"error":"not_holder"|"wrong_state"}`;
-//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`.
+//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`;
+//! `{"op":"bind","binding"}` (an EVM authorization's object, `evm:<claim key>`) → `{"ok":true}` when
+//!   the authorization is unbound (then bound to `binding`, route and key) or bound to the same call,
+//!   else `{"ok":false,"error":"bound_elsewhere"}`.
 
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{
@@ -28,6 +31,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 pub const BINDING: &str = "PAYMENT_GUARD";
 const RECORD: &str = "record";
 const ATTEMPTS: &str = "attempts";
+const CALL_BINDING: &str = "binding";
 
 /// The object name of a key's record.
 pub fn key_object(idempotency_key: &str) -> String {
@@ -75,6 +79,9 @@ pub enum Command {
     WalletAttempt {
         now_ms: u64,
         max_attempts: u32,
+    },
+    Bind {
+        binding: String,
     },
 }
 
@@ -134,6 +141,28 @@ impl PaymentGuard {
         Response::from_json(&answer)
     }
 
+    /// Binds an EVM authorization to its first call (kept as long as a record: the authorization
+    /// itself expires within `maxTimeoutSeconds`, long before).
+    async fn bind(&self, binding: String) -> Result<Response> {
+        let storage = self.state.storage();
+        let answer = match storage.get::<String>(CALL_BINDING).await? {
+            Some(bound) if bound != binding => TransitionAnswer {
+                ok: false,
+                error: Some("bound_elsewhere".to_owned()),
+                retry_after_ms: None,
+            },
+            Some(_) => TransitionAnswer::ok(),
+            None => {
+                storage.put(CALL_BINDING, binding).await?;
+                storage
+                    .set_alarm(Duration::from_millis(RECORD_TTL_MS))
+                    .await?;
+                TransitionAnswer::ok()
+            }
+        };
+        Response::from_json(&answer)
+    }
+
     async fn wallet_attempt(&self, now_ms: u64, max_attempts: u32) -> Result<Response> {
         let mut attempts = self
             .state
@@ -175,6 +204,9 @@ impl DurableObject for PaymentGuard {
         } = command
         {
             return self.wallet_attempt(now_ms, max_attempts).await;
+        }
+        if let Command::Bind { binding } = command {
+            return self.bind(binding).await;
         }
         let existing = self.record().await?;
         let existing = existing.as_ref();
@@ -247,7 +279,9 @@ impl DurableObject for PaymentGuard {
                 }
                 Response::from_json(&TransitionAnswer::ok())
             }
-            Command::WalletAttempt { .. } => Response::error("unreachable", 500),
+            Command::WalletAttempt { .. } | Command::Bind { .. } => {
+                Response::error("unreachable", 500)
+            }
         }
     }
 
@@ -298,6 +332,13 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Decision::Fresh).unwrap(),
             json!({"decision":"fresh"})
+        );
+        assert_eq!(
+            serde_json::to_value(Command::Bind {
+                binding: "r\nk".into()
+            })
+            .unwrap(),
+            json!({"op":"bind","binding":"r\nk"})
         );
         assert_eq!(key_object("abc"), "key:abc");
         assert_eq!(wallet_object("W"), "wallet:W");

@@ -10,6 +10,7 @@ pub mod body;
 pub mod config;
 pub mod describe;
 pub mod error;
+pub mod evm;
 pub mod facilitator;
 pub mod facilitator_auth;
 pub mod families;
@@ -30,7 +31,7 @@ use crate::engine::ClosedError;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, Response, Result};
 
-/// The caller's wallet was missing or is not a Solana address (free tier only).
+/// The caller's wallet was missing or is not a Solana or EVM address (free tier only).
 #[derive(Debug, Clone, Copy)]
 pub struct CallerInvalid;
 
@@ -42,7 +43,7 @@ impl ClosedError for CallerInvalid {
         400
     }
     fn message(&self) -> &'static str {
-        "caller must be a Solana address (base58 of 32 bytes) for the free tier"
+        "caller must be a Solana address (base58 of 32 bytes) or an EVM address (0x and 40 hex digits) for the free tier"
     }
 }
 

@@ -28,6 +28,7 @@ use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::reconcile::{reconcile_claim, Reconciled};
 use crate::engine::payment::binding::{Bound, CallBinding};
+use crate::engine::payment::evm::CheckedEvmPayment;
 use crate::engine::payment::idempotency::Decision;
 use crate::engine::payment::reconcile::{self, SettleVerdict};
 use crate::engine::payment::{
@@ -73,7 +74,9 @@ pub struct Claim {
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
-    config: PaymentConfig,
+    pub(crate) config: PaymentConfig,
+    /// An EVM payment (`edge::evm`); `checked` then carries its claim key, payer and amount.
+    pub(crate) evm: Option<Box<CheckedEvmPayment>>,
 }
 
 impl Claim {
@@ -87,8 +90,8 @@ impl Claim {
 pub(crate) struct Tunables {
     pub(crate) lease_ms: u64,
     pub(crate) settle_timeout_ms: u64,
-    attempts_per_key: u32,
-    attempts_per_wallet: u32,
+    pub(crate) attempts_per_key: u32,
+    pub(crate) attempts_per_wallet: u32,
 }
 
 pub(crate) fn tunables(env: &Env) -> Tunables {
@@ -122,7 +125,7 @@ fn var(env: &Env, name: &str) -> std::result::Result<String, PaymentError> {
         .map_err(|_| PaymentError::ConfigInvalid)
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
@@ -145,7 +148,11 @@ pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
     body
 }
 
-fn json_response(status: u16, body: &Value, headers: &[(&str, String)]) -> Result<Response> {
+pub(crate) fn json_response(
+    status: u16,
+    body: &Value,
+    headers: &[(&str, String)],
+) -> Result<Response> {
     let out = Headers::new();
     out.set("content-type", "application/json")?;
     out.set("cache-control", "no-store")?;
@@ -177,13 +184,14 @@ pub async fn load_config(
             .parse()
             .map_err(|_| PaymentError::ConfigInvalid)
     };
-    let house_wallets = var(env, "HOUSE_WALLETS")
+    let (evm_house, house_wallets): (Vec<String>, Vec<String>) = var(env, "HOUSE_WALLETS")
         .unwrap_or_default()
         .split(',')
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
-        .collect();
+        .partition(|w| payment::evm::is_evm_address(w));
+    let evm = crate::edge::evm::load_config(env, number("MAX_TIMEOUT_SECONDS")?, &evm_house)?;
     let fee_payer = facilitator.fee_payer(&network).await?;
     let config = PaymentConfig {
         network,
@@ -193,12 +201,13 @@ pub async fn load_config(
         fee_payer,
         cu_price_cap_microlamports: number("CU_PRICE_CAP_MICROLAMPORTS")?,
         house_wallets,
+        evm,
     };
     config.validate()?;
     Ok((config, facilitator))
 }
 
-async fn guard_call<T: serde::de::DeserializeOwned>(
+pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
     env: &Env,
     object: &str,
     command: &Command,
@@ -230,18 +239,18 @@ pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bo
 
 /// The request a payment answer is for, and the binding a fresh challenge for it carries.
 #[derive(Clone, Copy)]
-struct Asked<'a> {
-    req: &'a Request,
-    route_id: &'a str,
-    price_units: u64,
-    fresh: Option<&'a Bound>,
+pub(crate) struct Asked<'a> {
+    pub(crate) req: &'a Request,
+    pub(crate) route_id: &'a str,
+    pub(crate) price_units: u64,
+    pub(crate) fresh: Option<&'a Bound>,
 }
 
 /// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
 /// in `error`) so the client can pay again correctly; Retry-After where the refusal has one
 /// (`retry_after_ms` overrides the refusal's own); the original `PAYMENT-RESPONSE` where `settled`
 /// is given; others the closed body only.
-fn refuse(
+pub(crate) fn refuse(
     error: PaymentError,
     config: Option<&PaymentConfig>,
     asked: Asked,
@@ -374,6 +383,21 @@ pub async fn gate(
         return challenge_with(&config, req, route_id, price_units, &fresh).map(Gate::Challenge);
     };
 
+    // A payment on an `eip155:` network takes the EVM path (`edge::evm`).
+    match payment::evm::decode_payment_header(&signature_header) {
+        Ok(Some(evm)) => {
+            let asked = Asked {
+                req,
+                route_id,
+                price_units,
+                fresh: Some(&fresh),
+            };
+            let called = (binding, fingerprint);
+            return crate::edge::evm::gate(env, &config, &facilitator, asked, called, &evm).await;
+        }
+        Ok(None) => {}
+        Err(error) => return refused(error, Some(&config), Some(&fresh)),
+    }
     let checked = decode_payment_header(&signature_header).and_then(|payload| {
         let bound = payment_bound(env, binding, route_id, price_units, &payload.accepted)?;
         check_bound_payment(&config, price_units, &bound, &payload).map(|c| (bound, c))
@@ -455,6 +479,7 @@ pub async fn gate(
         checked,
         resumed: None,
         config: config.clone(),
+        evm: None,
     };
     match decision {
         // A nonce is honoured only until its expiry for a new claim (a payment already in the
@@ -543,6 +568,9 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
     };
     if let Some(facts) = &claim.resumed {
         return Ok(settled(facts, true));
+    }
+    if let Some(evm) = claim.evm.as_deref() {
+        return crate::edge::evm::settle(env, claim, evm).await;
     }
     let failure = |error: PaymentError| -> Response {
         let mut headers = Vec::new();

@@ -90,7 +90,7 @@ pub async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator
 }
 
 /// Records the claim as uncertain and returns the refusal to answer.
-async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
+pub(crate) async fn mark_uncertain(env: &Env, claim: &Claim) -> PaymentError {
     let command = Command::Uncertain {
         claim_key: claim.claim_key().to_owned(),
         now_ms: now_ms(),

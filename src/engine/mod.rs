@@ -14,6 +14,7 @@ pub(crate) mod test_rng;
 pub mod time;
 pub mod token_efficiency;
 pub mod token_opt;
+pub mod wallet;
 /// cl100k_base tokenization: its own package (src/engine/tokenizer), re-exported here.
 pub use context_meter_tokenizer as tokenizer;
 

@@ -5,7 +5,9 @@
 //
 // Usage: node tests/x402/facilitator.mjs [--port N] [--rpc URL] [--keep-alive-ms N]
 //        (prints one JSON line when ready)
-// Library: startFacilitator({ port, rpcUrl, keepAliveMs, faults }) → { url, feePayer, close(), fault() }.
+// Library: startFacilitator({ port, rpcUrl, keepAliveMs, faults, evm }) → { url, feePayer, close(), fault() }.
+// evm (optional): { rpcUrl, privateKey, network } also registers @x402/evm's ExactEvmScheme (facilitator
+// side, a viem wallet client as its signer) for that network, beside the Solana scheme.
 // keepAliveMs: how long an idle keep-alive connection stays open (Node's default, 5 s, when unset).
 // faults (test only, off unless asked for): fault({ settle, verify, stallMs, times }) arms the next
 // `times` (default 1) /settle or /verify calls:
@@ -30,6 +32,7 @@ import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { toFacilitatorSvmSigner } from "@x402/svm";
 import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
 import { seedOf, NETWORK, FACILITATOR_PORT, SVM_PORT } from "./wallets.mjs";
+import { evmFacilitatorScheme } from "./evm/facilitator-evm.mjs";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -85,7 +88,7 @@ export function jwtRefusal(authorization, { keyId, publicKey }, method, host, pa
   return null;
 }
 
-export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs, faults = false, auth: demanded = null } = {}) {
+export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http://127.0.0.1:${SVM_PORT}`, quiet = false, keepAliveMs, faults = false, auth: demanded = null, evm } = {}) {
   let demanding = demanded; // { keyId, publicKey, paths? } or null
   const auth = { verified: 0, rejected: 0 };
   const seenNonces = new Set();
@@ -112,6 +115,7 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
     NETWORK,
     new ExactSvmScheme(toFacilitatorSvmSigner(keypair, { defaultRpcUrl: rpcUrl })),
   );
+  if (evm) facilitator.register(evm.network, evmFacilitatorScheme(evm));
   const log = (...args) => quiet || console.error("[facilitator]", ...args);
 
   const server = http.createServer(async (req, res) => {

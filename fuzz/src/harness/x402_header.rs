@@ -62,6 +62,7 @@ pub fn fixtures() -> &'static Fixtures {
                 .iter()
                 .map(|w| w.as_str().expect("wallet").to_owned())
                 .collect(),
+            evm: Default::default(),
         };
         let calls = all["cases"]
             .as_array()

@@ -176,7 +176,7 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
     };
     let caller = match get("caller") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) if crate::engine::base58::is_solana_address(s) => Some(s.clone()),
+        Some(Value::String(s)) if crate::engine::wallet::is_wallet_address(s) => Some(s.clone()),
         Some(_) => return Err(Refusal::CallerInvalid),
     };
     Ok(Request {

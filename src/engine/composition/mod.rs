@@ -136,7 +136,7 @@ impl ClosedError for Refusal {
                 "The record does not parse as the declared format; it is never retried under another format. Refused free, before any payment."
             }
             Refusal::CallerInvalid => {
-                "caller must be a Solana address (base58, 32 bytes). Refused free, before any payment."
+                "caller must be a Solana address (base58, 32 bytes) or an EVM address (0x and 40 hex digits). Refused free, before any payment."
             }
             Refusal::StatedCountsInvalid => {
                 "harness_stated_counts must be a plain object { per_message?: [integer|null], total?: integer } of at most 65536 bytes serialised. Refused free, before any payment."

@@ -20,6 +20,7 @@
 
 pub mod binding;
 pub mod cdp_jwt;
+pub mod evm;
 pub mod facilitator;
 pub mod guard;
 pub mod idempotency;
@@ -87,6 +88,8 @@ pub struct PaymentConfig {
     pub cu_price_cap_microlamports: u64,
     /// Our own (test) wallets: their payments are flagged `house` in the ledger.
     pub house_wallets: Vec<String>,
+    /// The EVM offers beside Solana (none by default).
+    pub evm: evm::EvmConfig,
 }
 
 impl PaymentConfig {
@@ -189,6 +192,8 @@ pub enum PaymentError {
     },
     /// The payment state (a Durable Object) could not be reached.
     StateUnavailable,
+    /// An EVM-specific refusal (free, 402).
+    Evm(evm::EvmRefusal),
 }
 
 impl PaymentError {
@@ -257,6 +262,7 @@ impl ClosedError for PaymentError {
             RetryTooEarly { .. } => "INVALID_RETRY_AFTER",
             RateLimited { .. } => "payment_rate_limited",
             StateUnavailable => "payment_state_unavailable",
+            Evm(refusal) => refusal.code(),
         }
     }
 
@@ -332,6 +338,7 @@ impl ClosedError for PaymentError {
             RetryTooEarly { .. } => "The retry came before the Retry-After this Idempotency-Key was given; nothing was charged. Wait, then retry the identical request.",
             RateLimited { .. } => "Too many payment attempts for this Idempotency-Key or wallet; nothing was charged. Wait for Retry-After and keep the same payment identity.",
             StateUnavailable => "The payment state is unavailable; nothing was charged. Retry the identical request later.",
+            Evm(refusal) => refusal.message(),
         }
     }
 
@@ -351,6 +358,7 @@ impl ClosedError for PaymentError {
             | PaymentError::RateLimited { retry_after_s } => {
                 vec![("retry_after_s", *retry_after_s)]
             }
+            PaymentError::Evm(refusal) => refusal.figures(),
             _ => Vec::new(),
         }
     }
@@ -437,10 +445,9 @@ pub fn payment_required_for(
             "mimeType": "application/json",
         }),
     );
-    object.insert(
-        "accepts".into(),
-        json!([requirements_with_memo(config, price_units, &bound.memo)]),
-    );
+    let mut accepts = vec![requirements_with_memo(config, price_units, &bound.memo)];
+    accepts.extend(config.evm.requirements(price_units));
+    object.insert("accepts".into(), Value::Array(accepts));
     object.insert(
         "extensions".into(),
         json!({ PAYMENT_IDENTIFIER: binding::identifier_declaration(bound.identifier_required) }),

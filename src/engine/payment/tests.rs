@@ -36,6 +36,7 @@ fn config() -> PaymentConfig {
         fee_payer: b58(&addr(&key_of(2))),
         cu_price_cap_microlamports: 1_000,
         house_wallets: vec![b58(&addr(&key_of(9)))],
+        evm: Default::default(),
     }
 }
 

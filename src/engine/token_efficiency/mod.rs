@@ -22,7 +22,7 @@ pub mod shape;
 pub use criteria_doc::criteria;
 pub use refusal::Refusal;
 
-use crate::engine::{base58, tokenizer, Delivery};
+use crate::engine::{tokenizer, Delivery};
 use json::{JsValue, ParseError};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -51,7 +51,7 @@ pub const LEDGER_COLUMNS: &[&str] = &[
 /// A validated request.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The free pre-check's caller wallet (a Solana address), when given.
+    /// The free pre-check's caller wallet (a Solana or an EVM address), when given.
     pub caller: Option<String>,
     pub budget_tokens: u64,
     pub reserve_tokens: u64,
@@ -245,7 +245,9 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     };
     let caller = match take("caller") {
         None => None,
-        Some(Field::String(caller)) if base58::is_solana_address(&caller) => Some(caller),
+        Some(Field::String(caller)) if crate::engine::wallet::is_wallet_address(&caller) => {
+            Some(caller)
+        }
         Some(_) => return Err(Refusal::CallerInvalid),
     };
     let payload_chars = payload.chars().count() as u64;

@@ -115,7 +115,7 @@ impl ClosedError for Refusal {
             Refusal::ReserveInvalid => "reserve_tokens must be a non-negative integer no larger than 2^53.",
             Refusal::ReserveNotBelowBudget => "reserve_tokens must be below budget_tokens: the effective budget would be zero or less.",
             Refusal::KeepFieldsInvalid => "keep_fields must be an array of non-empty dot-path strings.",
-            Refusal::CallerInvalid => "caller must be a Solana address (base58 of 32 bytes).",
+            Refusal::CallerInvalid => "caller must be a Solana address (base58 of 32 bytes) or an EVM address (0x and 40 hex digits).",
             Refusal::CallerMissing => "caller is required for the free pre-check: send your Solana wallet address.",
             Refusal::ReceiptUnreconciled => "The drop receipt did not reconcile with the shaped payload; nothing is delivered and nothing is charged.",
         }
