@@ -21,6 +21,7 @@
 pub mod guard;
 pub mod idempotency;
 pub mod layout;
+pub mod mpp;
 pub mod pda;
 pub mod reconcile;
 pub mod transaction;
