@@ -12,7 +12,8 @@
 //!   a `Decision` (`{"decision":"fresh"|"resume"|"reconcile"|…, …}`);
 //! `{"op":"settling"|"settled"|"uncertain"|"delivered"|"release","claim_key",…}` →
 //!   `{"ok":true}` or `{"ok":false,"error":"not_holder"|"wrong_state"}`;
-//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`.
+//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`;
+//! `{"op":"challenge_use","tx_hash","now_ms"}` (MPP, object `mpp:<challenge id>`) → `{"ok":bool}`.
 
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{
@@ -28,10 +29,16 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 pub const BINDING: &str = "PAYMENT_GUARD";
 const RECORD: &str = "record";
 const ATTEMPTS: &str = "attempts";
+const CHALLENGE_USE: &str = "challenge_use";
 
 /// The object name of a key's record.
 pub fn key_object(idempotency_key: &str) -> String {
     format!("key:{idempotency_key}")
+}
+
+/// The object name of an MPP challenge's use record.
+pub fn challenge_object(challenge_id: &str) -> String {
+    format!("mpp:{challenge_id}")
 }
 
 /// The object name of a wallet's attempt count.
@@ -75,6 +82,11 @@ pub enum Command {
     WalletAttempt {
         now_ms: u64,
         max_attempts: u32,
+    },
+    /// MPP: the challenge's object (`mpp:<challenge id>`) records the transaction that paid it.
+    ChallengeUse {
+        tx_hash: String,
+        now_ms: u64,
     },
 }
 
@@ -160,6 +172,31 @@ impl PaymentGuard {
     }
 }
 
+impl PaymentGuard {
+    /// Binds an MPP challenge to the transaction that paid it (kept 24 hours).
+    async fn challenge_use(&self, tx_hash: &str, now_ms: u64) -> Result<Response> {
+        let existing = self
+            .state
+            .storage()
+            .get::<crate::engine::payment::mpp::ChallengeUse>(CHALLENGE_USE)
+            .await?;
+        let (accepted, record) =
+            crate::engine::payment::mpp::use_challenge(existing.as_ref(), tx_hash, now_ms);
+        if let Some(record) = record {
+            self.state.storage().put(CHALLENGE_USE, record).await?;
+            self.state
+                .storage()
+                .set_alarm(Duration::from_millis(RECORD_TTL_MS))
+                .await?;
+        }
+        Response::from_json(&TransitionAnswer {
+            ok: accepted,
+            error: (!accepted).then(|| "challenge_used".to_owned()),
+            retry_after_ms: None,
+        })
+    }
+}
+
 impl DurableObject for PaymentGuard {
     fn new(state: State, env: Env) -> Self {
         Self { state, env }
@@ -175,6 +212,9 @@ impl DurableObject for PaymentGuard {
         } = command
         {
             return self.wallet_attempt(now_ms, max_attempts).await;
+        }
+        if let Command::ChallengeUse { tx_hash, now_ms } = command {
+            return self.challenge_use(&tx_hash, now_ms).await;
         }
         let existing = self.record().await?;
         let existing = existing.as_ref();
@@ -247,7 +287,9 @@ impl DurableObject for PaymentGuard {
                 }
                 Response::from_json(&TransitionAnswer::ok())
             }
-            Command::WalletAttempt { .. } => Response::error("unreachable", 500),
+            Command::WalletAttempt { .. } | Command::ChallengeUse { .. } => {
+                Response::error("unreachable", 500)
+            }
         }
     }
 
@@ -301,5 +343,14 @@ mod tests {
         );
         assert_eq!(key_object("abc"), "key:abc");
         assert_eq!(wallet_object("W"), "wallet:W");
+        assert_eq!(challenge_object("id"), "mpp:id");
+        assert_eq!(
+            serde_json::to_value(Command::ChallengeUse {
+                tx_hash: "0x1".into(),
+                now_ms: 3
+            })
+            .unwrap(),
+            json!({"op":"challenge_use","tx_hash":"0x1","now_ms":3})
+        );
     }
 }

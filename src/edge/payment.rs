@@ -86,14 +86,14 @@ impl Claim {
 }
 
 /// The payment settings read per request (each with a default).
-struct Tunables {
-    lease_ms: u64,
+pub(crate) struct Tunables {
+    pub(crate) lease_ms: u64,
     settle_timeout_ms: u64,
-    attempts_per_key: u32,
+    pub(crate) attempts_per_key: u32,
     attempts_per_wallet: u32,
 }
 
-fn tunables(env: &Env) -> Tunables {
+pub(crate) fn tunables(env: &Env) -> Tunables {
     let get = |name: &str, default: u64| crate::edge::config::var_u64(env, name, default);
     Tunables {
         lease_ms: get("PAYMENT_LEASE_MS", DEFAULT_LEASE_MS).max(1_000),
@@ -108,7 +108,7 @@ fn tunables(env: &Env) -> Tunables {
 /// The secret of the pack's request fingerprint: `IDEMPOTENCY_SECRET` when set, else an HMAC
 /// of a fixed label under the `SIGNING_KEY` seed (domain-separated from signing; no second
 /// secret to deploy). None when neither is available.
-fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
+pub(crate) fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
     use base64::{engine::general_purpose::STANDARD, Engine as _};
     if let Ok(secret) = env.secret("IDEMPOTENCY_SECRET") {
         let secret = secret.to_string();
@@ -191,7 +191,10 @@ fn resource_url(req: &Request) -> String {
     }
 }
 
-async fn post_json(url: &str, body: &Value) -> std::result::Result<Vec<u8>, PaymentError> {
+pub(crate) async fn post_json(
+    url: &str,
+    body: &Value,
+) -> std::result::Result<Vec<u8>, PaymentError> {
     let headers = Headers::new();
     headers
         .set("content-type", "application/json")
@@ -289,7 +292,7 @@ async fn post_json_within(
     }
 }
 
-async fn guard_call<T: serde::de::DeserializeOwned>(
+pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
     env: &Env,
     object: &str,
     command: &Command,
