@@ -174,14 +174,10 @@ impl PaymentGuard {
 
 impl PaymentGuard {
     /// Binds an MPP challenge to the transaction that paid it (kept 24 hours).
-    async fn challenge_use(&self, tx_hash: &str, now_ms: u64) -> Result<Response> {
-        let existing = self
-            .state
-            .storage()
-            .get::<crate::engine::payment::mpp::ChallengeUse>(CHALLENGE_USE)
-            .await?;
+    async fn challenge_use(&self, tx_hash: &str) -> Result<Response> {
+        let existing = self.state.storage().get::<String>(CHALLENGE_USE).await?;
         let (accepted, record) =
-            crate::engine::payment::mpp::use_challenge(existing.as_ref(), tx_hash, now_ms);
+            crate::engine::payment::mpp::use_challenge(existing.as_deref(), tx_hash);
         if let Some(record) = record {
             self.state.storage().put(CHALLENGE_USE, record).await?;
             self.state
@@ -213,8 +209,8 @@ impl DurableObject for PaymentGuard {
         {
             return self.wallet_attempt(now_ms, max_attempts).await;
         }
-        if let Command::ChallengeUse { tx_hash, now_ms } = command {
-            return self.challenge_use(&tx_hash, now_ms).await;
+        if let Command::ChallengeUse { tx_hash, .. } = command {
+            return self.challenge_use(&tx_hash).await;
         }
         let existing = self.record().await?;
         let existing = existing.as_ref();

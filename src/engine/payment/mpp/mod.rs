@@ -23,7 +23,6 @@ mod tests;
 
 use crate::engine::ClosedError;
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
-use serde::{Deserialize, Serialize};
 
 /// The contract's MPP path.
 pub const PATH: &str = "/v1/mpp/context-budget-pack";
@@ -205,38 +204,24 @@ pub fn parse_expires(text: &str) -> Option<u64> {
 
 /// The challenge as the credential echoes it (extra members such as `opaque` are ignored: this
 /// worker never issues them, and the id does not cover them).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 struct EchoedChallenge {
     id: String,
     realm: String,
     method: String,
     intent: String,
     request: String,
-    #[serde(default)]
     expires: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct WirePayload {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    hash: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct WireCredential {
-    challenge: EchoedChallenge,
-    payload: WirePayload,
-    #[serde(default)]
-    source: Option<String>,
 }
 
 /// A decoded `Authorization: Payment` credential (not yet checked against anything).
 #[derive(Debug, Clone)]
 pub struct Credential {
     challenge: EchoedChallenge,
-    payload: WirePayload,
+    /// `payload.type`.
+    kind: String,
+    /// `payload.hash`.
+    hash: Option<String>,
     source: Option<String>,
 }
 
@@ -264,12 +249,35 @@ pub fn parse_authorization(header: &str) -> Result<Credential, MppError> {
     let bytes = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
         .map_err(|_| MppError::CredentialMalformed)?;
-    let wire: WireCredential =
+    let wire: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|_| MppError::CredentialMalformed)?;
+    let text =
+        |v: &serde_json::Value, name: &str| v.get(name).and_then(|x| x.as_str()).map(str::to_owned);
+    let optional = |v: &serde_json::Value, name: &str| -> Result<Option<String>, MppError> {
+        match v.get(name) {
+            None => Ok(None),
+            Some(x) => x
+                .as_str()
+                .map(|s| Some(s.to_owned()))
+                .ok_or(MppError::CredentialMalformed),
+        }
+    };
+    let echo = wire.get("challenge").ok_or(MppError::CredentialMalformed)?;
+    let payload = wire.get("payload").ok_or(MppError::CredentialMalformed)?;
+    let required =
+        |v: &serde_json::Value, name: &str| text(v, name).ok_or(MppError::CredentialMalformed);
     Ok(Credential {
-        challenge: wire.challenge,
-        payload: wire.payload,
-        source: wire.source,
+        challenge: EchoedChallenge {
+            id: required(echo, "id")?,
+            realm: required(echo, "realm")?,
+            method: required(echo, "method")?,
+            intent: required(echo, "intent")?,
+            request: required(echo, "request")?,
+            expires: optional(echo, "expires")?,
+        },
+        kind: required(payload, "type")?,
+        hash: optional(payload, "hash")?,
+        source: optional(&wire, "source")?,
     })
 }
 
@@ -307,7 +315,7 @@ pub fn check_credential(
         return Err(MppError::ChallengeInvalid);
     }
     let expires_ms = parse_expires(expires).ok_or(MppError::ChallengeInvalid)?;
-    let tx_hash = match (credential.payload.kind.as_str(), &credential.payload.hash) {
+    let tx_hash = match (credential.kind.as_str(), &credential.hash) {
         ("hash", Some(hash)) => hash
             .strip_prefix("0x")
             .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -340,31 +348,14 @@ fn source_address(did: &str, chain_id: u64) -> Result<String, MppError> {
     normalized_address(address).ok_or(MppError::SourceInvalid)
 }
 
-/// The record of one challenge's use, kept by the `PaymentGuard` object `mpp:<challenge id>` for
-/// 24 hours: the transaction that paid it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChallengeUse {
-    pub tx_hash: String,
-    pub used_ms: u64,
-}
-
-/// Records `tx_hash` as the payment of a challenge: the first verified payment binds it; the same
-/// payment again is accepted (its key's record then decides: resume, replayed, in progress); any
-/// other payment is refused. Returns whether it is accepted and the record to store (None: keep).
-pub fn use_challenge(
-    existing: Option<&ChallengeUse>,
-    tx_hash: &str,
-    now_ms: u64,
-) -> (bool, Option<ChallengeUse>) {
+/// Records `tx_hash` as the payment of a challenge (the `PaymentGuard` object `mpp:<challenge id>`
+/// keeps the hash of its first verified payment for 24 hours): the first binds it; the same payment
+/// again is accepted (its key's record then decides: resume, replayed, in progress); any other payment
+/// is refused. Returns whether it is accepted and the hash to store (None: keep the record).
+pub fn use_challenge(existing: Option<&str>, tx_hash: &str) -> (bool, Option<String>) {
     match existing {
-        None => (
-            true,
-            Some(ChallengeUse {
-                tx_hash: tx_hash.to_owned(),
-                used_ms: now_ms,
-            }),
-        ),
-        Some(record) => (record.tx_hash == tx_hash, None),
+        None => (true, Some(tx_hash.to_owned())),
+        Some(bound) => (bound == tx_hash, None),
     }
 }
 

@@ -208,11 +208,11 @@ fn expiry_times_round_trip_exactly() {
 
 #[test]
 fn a_challenge_is_used_by_one_transaction_only() {
-    let (first, record) = use_challenge(None, TX, 5);
+    let (first, record) = use_challenge(None, TX);
     assert!(first);
     let record = record.unwrap();
-    assert_eq!(use_challenge(Some(&record), TX, 9), (true, None));
-    assert_eq!(use_challenge(Some(&record), "0xother", 9), (false, None));
+    assert_eq!(use_challenge(Some(&record), TX), (true, None));
+    assert_eq!(use_challenge(Some(&record), "0xother"), (false, None));
 }
 
 /// The receipt anvil 1.7.1 (`--network tempo`) gave for the stock mppx client's push payment of
