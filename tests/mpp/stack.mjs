@@ -8,7 +8,7 @@ import { createClient, http, keccak256, stringToBytes } from "viem";
 import { sendTransactionSync } from "viem/actions";
 import { Actions } from "viem/tempo";
 import { tempo as tempoChain } from "viem/tempo/chains";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { Mppx, tempo } from "mppx/client";
 import { ROOT } from "../e2e/lib/worker.mjs";
 
@@ -59,17 +59,33 @@ export async function balance(rpcUrl, owner, token = PATH_USD) {
   return BigInt(await rpc(rpcUrl, "eth_call", [{ to: token, data }, "latest"]));
 }
 
-/** The stock mppx client (tempo charge) paying from anvil's account #0 on `rpcUrl`. */
-export function mppxClient(rpcUrl, chainId) {
+/**
+ * A fresh payer for one stock-client payment, funded from account #0 with pathUSD (the payment) and
+ * AlphaUSD (the fee token anvil charges). The one stand-in of this suite: anvil 1.7.1 mines only the
+ * first Tempo transaction with an expiring nonce (nonceKey 2^256-1, nonce 0, validBefore) per account;
+ * later ones are accepted by eth_sendRawTransaction(Sync) and silently dropped (never mined, txpool
+ * empty), and the stock client's push payment always uses an expiring nonce.
+ */
+export async function freshPayer(rpcUrl, chainId) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const client = tempoClient(rpcUrl, chainId);
+  const calls = [PATH_USD, ALPHA_USD].map((token) => Actions.token.transfer.call(client, { amount: 10_000_000n, to: account.address, token }));
+  const funded = await sendTransactionSync(client, { account: PAYER, calls, gas: 300000n });
+  if (funded.status !== "success") throw new Error("funding the payer failed");
+  return account;
+}
+
+/** The stock mppx client (tempo charge) paying from `account` on `rpcUrl`. */
+export function mppxClient(rpcUrl, chainId, account) {
   return Mppx.create({
     polyfill: false,
-    methods: [tempo.charge({ account: PAYER, getClient: () => tempoClient(rpcUrl, chainId) })],
+    methods: [tempo.charge({ account, getClient: () => tempoClient(rpcUrl, chainId) })],
   });
 }
 
 /** The stock client's charge method alone (to build a credential for a given challenge). */
-export function chargeMethod(rpcUrl, chainId) {
-  return tempo.charge({ account: PAYER, getClient: () => tempoClient(rpcUrl, chainId) });
+export function chargeMethod(rpcUrl, chainId, account) {
+  return tempo.charge({ account, getClient: () => tempoClient(rpcUrl, chainId) });
 }
 
 /**
