@@ -182,7 +182,15 @@ fn operation(route: &Route) -> Value {
                 "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
             };
             responses.insert("402".into(), json!({"description": paid_402}));
-            if matches!(route.handler, Handler::Paid(_)) {
+            if is_mpp(route) {
+                for (code, what) in [
+                    ("409", "application/problem+json: mpp_transaction_not_found (Retry-After; retry the same credential, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT, payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (no receipt on errors)"),
+                    ("429", "application/problem+json: INVALID_RETRY_AFTER or payment_rate_limited, with Retry-After"),
+                    ("503", "application/problem+json: payment_config_invalid, mpp_chain_mismatch, mpp_rpc_unavailable or payment_state_unavailable: nothing delivered, the credential stays usable"),
+                ] {
+                    responses.insert(code.into(), json!({"description": what}));
+                }
+            } else if matches!(route.handler, Handler::Paid(_)) {
                 // The payment states' answers (ARCHITECTURE §4; `payment` in each served document).
                 for (code, what) in [
                     ("409", "PAYMENT_UNCERTAIN (Retry-After; retry identically, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT (pack), payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (original PAYMENT-RESPONSE)"),
