@@ -19,5 +19,5 @@ echo "== bundle size (gzip -9 of the wasm against its limit)"
 bash scripts/bundle-size.sh
 ls -l build/worker/*.wasm 2>/dev/null || true
 echo "== end-to-end (wrangler dev, local D1 + Durable Objects)"
-mapfile -t e2e < <(ls tests/e2e/*.test.mjs tests/x402/*.test.mjs)
+mapfile -t e2e < <(ls tests/e2e/*.test.mjs tests/x402/*.test.mjs tests/mpp/*.test.mjs)
 node --test --test-concurrency=1 "${e2e[@]}"

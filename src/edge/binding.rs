@@ -20,7 +20,7 @@ const DEFAULT_NONCE_TTL_S: u64 = 300;
 /// when set, else an HMAC of a fixed label under the `SIGNING_KEY` seed (domain-separated from
 /// signing; no second secret to deploy). None when neither is available. Each use puts its own
 /// label or layout into the HMAC input.
-fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
+pub(crate) fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
     use base64::{engine::general_purpose::STANDARD, Engine as _};
     if let Ok(secret) = env.secret("IDEMPOTENCY_SECRET") {
         let secret = secret.to_string();

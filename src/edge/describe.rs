@@ -18,12 +18,21 @@ fn price_label(units: u64) -> String {
         .to_owned()
 }
 
+/// The pack's MPP route (the contract's second rail).
+fn is_mpp(route: &Route) -> bool {
+    route.path == crate::engine::payment::mpp::PATH
+}
+
 fn access(
     route: &Route,
     price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
     free_limits: Limits,
 ) -> Value {
     match route.handler {
+        Handler::Paid(op) if is_mpp(route) => {
+            let units = price_of(op);
+            json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "MPP: Payment HTTP auth, method tempo, intent charge, push mode (TIP-20, 6 decimals)"})
+        }
         Handler::Paid(op) => {
             let units = price_of(op);
             json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "x402 v2 exact (Solana USDC)"})
@@ -110,6 +119,10 @@ pub fn llms_txt(index: &Value) -> String {
         "\n## Paying\n\n\
          - A paid route without `PAYMENT-SIGNATURE` answers 402 with `PAYMENT-REQUIRED` (base64 JSON, x402 v2, \
          scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again.\n\
+         - The pack also answers over MPP at `/v1/mpp/context-budget-pack`: 402 with `WWW-Authenticate: Payment` \
+         (method `tempo`, intent `charge`, push mode only); pay with the stock `mppx` client, which broadcasts a \
+         TIP-20 `transferWithMemo` and sends `Authorization: Payment`; the answer carries `Payment-Receipt`. \
+         Refusals there are `application/problem+json`.\n\
          - Send `Idempotency-Key` (16-128 of `[A-Za-z0-9_-]`) on every paid call, and retry only with the \
          identical key, body and `PAYMENT-SIGNATURE`. On 409 `PAYMENT_UNCERTAIN` never pay again under that \
          key: retry after `Retry-After`. The served documents list every payment state under `payment`.\n\
@@ -161,13 +174,23 @@ fn operation(route: &Route) -> Value {
             ] {
                 responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
             }
-            let paid_402 = if matches!(route.handler, Handler::Paid(_)) {
+            let paid_402 = if is_mpp(route) {
+                "Payment required, or the credential was refused: WWW-Authenticate: Payment carries a fresh challenge (method tempo, intent charge, push); body application/problem+json"
+            } else if matches!(route.handler, Handler::Paid(_)) {
                 "Payment required: PAYMENT-REQUIRED header carries the x402 v2 challenge"
             } else {
                 "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
             };
             responses.insert("402".into(), json!({"description": paid_402}));
-            if matches!(route.handler, Handler::Paid(_)) {
+            if is_mpp(route) {
+                for (code, what) in [
+                    ("409", "application/problem+json: mpp_transaction_not_found (Retry-After; retry the same credential, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT, payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (no receipt on errors)"),
+                    ("429", "application/problem+json: INVALID_RETRY_AFTER or payment_rate_limited, with Retry-After"),
+                    ("503", "application/problem+json: payment_config_invalid, mpp_chain_mismatch, mpp_rpc_unavailable or payment_state_unavailable: nothing delivered, the credential stays usable"),
+                ] {
+                    responses.insert(code.into(), json!({"description": what}));
+                }
+            } else if matches!(route.handler, Handler::Paid(_)) {
                 // The payment states' answers (ARCHITECTURE §4; `payment` in each served document).
                 for (code, what) in [
                     ("409", "PAYMENT_UNCERTAIN (Retry-After; retry identically, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT (pack), payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (original PAYMENT-RESPONSE)"),
@@ -184,7 +207,13 @@ fn operation(route: &Route) -> Value {
     if route.verb == Verb::Post {
         op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object"}}}});
     }
-    if matches!(route.handler, Handler::Paid(_)) {
+    if is_mpp(route) {
+        op["parameters"] = json!([
+            {"name": "Authorization", "in": "header", "required": false, "schema": {"type": "string"}, "description": "Payment credential: `Payment` + base64url JSON {challenge, payload: {type: hash, hash}, source}"},
+            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}
+        ]);
+        op["responses"]["200"]["headers"] = json!({"Payment-Receipt": {"schema": {"type": "string"}, "description": "base64url JSON {method: tempo, reference: tx hash, status: success, timestamp}"}});
+    } else if matches!(route.handler, Handler::Paid(_)) {
         op["parameters"] = json!([
             {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"}, "description": "x402 v2 payment payload (base64 JSON)"},
             {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}

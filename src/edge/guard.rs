@@ -16,6 +16,7 @@
 //! `{"op":"bind","binding"}` (an EVM authorization's object, `evm:<claim key>`) → `{"ok":true}` when
 //!   the authorization is unbound (then bound to `binding`, route and key) or bound to the same call,
 //!   else `{"ok":false,"error":"bound_elsewhere"}`.
+//! `{"op":"challenge_use","tx_hash","now_ms"}` (MPP, object `mpp:<challenge id>`) → `{"ok":bool}`.
 
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{
@@ -32,10 +33,16 @@ pub const BINDING: &str = "PAYMENT_GUARD";
 const RECORD: &str = "record";
 const ATTEMPTS: &str = "attempts";
 const CALL_BINDING: &str = "binding";
+const CHALLENGE_USE: &str = "challenge_use";
 
 /// The object name of a key's record.
 pub fn key_object(idempotency_key: &str) -> String {
     crate::engine::payment::binding::key_record(idempotency_key)
+}
+
+/// The object name of an MPP challenge's use record.
+pub fn challenge_object(challenge_id: &str) -> String {
+    format!("mpp:{challenge_id}")
 }
 
 /// The object name of a wallet's attempt count.
@@ -82,6 +89,11 @@ pub enum Command {
     },
     Bind {
         binding: String,
+    },
+    /// MPP: the challenge's object (`mpp:<challenge id>`) records the transaction that paid it.
+    ChallengeUse {
+        tx_hash: String,
+        now_ms: u64,
     },
 }
 
@@ -189,6 +201,27 @@ impl PaymentGuard {
     }
 }
 
+impl PaymentGuard {
+    /// Binds an MPP challenge to the transaction that paid it (kept 24 hours).
+    async fn challenge_use(&self, tx_hash: &str) -> Result<Response> {
+        let existing = self.state.storage().get::<String>(CHALLENGE_USE).await?;
+        let (accepted, record) =
+            crate::engine::payment::mpp::use_challenge(existing.as_deref(), tx_hash);
+        if let Some(record) = record {
+            self.state.storage().put(CHALLENGE_USE, record).await?;
+            self.state
+                .storage()
+                .set_alarm(Duration::from_millis(RECORD_TTL_MS))
+                .await?;
+        }
+        Response::from_json(&TransitionAnswer {
+            ok: accepted,
+            error: (!accepted).then(|| "challenge_used".to_owned()),
+            retry_after_ms: None,
+        })
+    }
+}
+
 impl DurableObject for PaymentGuard {
     fn new(state: State, env: Env) -> Self {
         Self { state, env }
@@ -207,6 +240,9 @@ impl DurableObject for PaymentGuard {
         }
         if let Command::Bind { binding } = command {
             return self.bind(binding).await;
+        }
+        if let Command::ChallengeUse { tx_hash, .. } = command {
+            return self.challenge_use(&tx_hash).await;
         }
         let existing = self.record().await?;
         let existing = existing.as_ref();
@@ -279,7 +315,7 @@ impl DurableObject for PaymentGuard {
                 }
                 Response::from_json(&TransitionAnswer::ok())
             }
-            Command::WalletAttempt { .. } | Command::Bind { .. } => {
+            Command::WalletAttempt { .. } | Command::Bind { .. } | Command::ChallengeUse { .. } => {
                 Response::error("unreachable", 500)
             }
         }
@@ -342,5 +378,14 @@ mod tests {
         );
         assert_eq!(key_object("abc"), "key:abc");
         assert_eq!(wallet_object("W"), "wallet:W");
+        assert_eq!(challenge_object("id"), "mpp:id");
+        assert_eq!(
+            serde_json::to_value(Command::ChallengeUse {
+                tx_hash: "0x1".into(),
+                now_ms: 3
+            })
+            .unwrap(),
+            json!({"op":"challenge_use","tx_hash":"0x1","now_ms":3})
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod families;
 pub mod guard;
 pub mod ledger;
 pub mod metrics;
+pub mod mpp;
 pub mod payment;
 pub mod reconcile;
 pub mod respond;
@@ -111,7 +112,7 @@ impl ClosedError for FreeTierSpent {
 
 /// A runtime failure as the closed `internal` refusal (the runtime's text is dropped: it may quote
 /// request data).
-fn internal(err: worker::Error) -> Refused {
+pub(crate) fn internal(err: worker::Error) -> Refused {
     Box::new(EdgeError::from(err))
 }
 
@@ -288,6 +289,13 @@ async fn handle(
                 _ => None,
             };
             drop(body);
+            if route.path == crate::engine::payment::mpp::PATH {
+                // The contract's second rail: same validation, engine and delivery; MPP payment.
+                let CallBinding::IdempotencyKey { key, .. } = &binding else {
+                    return Err(Box::new(IdempotencyKeyInvalid));
+                };
+                return mpp::paid(route, op, &req, env, &parsed, key, fingerprint.as_deref()).await;
+            }
             paid(
                 route,
                 op,
@@ -408,7 +416,7 @@ async fn paid(
 
 /// The payer has the result either way; a guard that could not mark it delivered leaves the claim
 /// settled-undelivered (a retry resumes it), and the gap shows in the metrics.
-fn count_unmarked_delivery(family: Family, marked: Result<()>) {
+pub(crate) fn count_unmarked_delivery(family: Family, marked: Result<()>) {
     if marked.is_err() {
         metrics::payment(family.id(), "delivered_unmarked");
     }
@@ -435,7 +443,7 @@ async fn intake(route: &Route, req: &mut Request) -> std::result::Result<Vec<u8>
 
 /// Signs a family's report: in the body, or detached into `Report-Signature` where the family's
 /// published output schema is closed (context-budget-pack), so the body stays byte-exact to it.
-fn sign_for(
+pub(crate) fn sign_for(
     family: Family,
     status: u16,
     report: serde_json::Map<String, Value>,

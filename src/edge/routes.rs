@@ -218,6 +218,11 @@ pub const ROUTES: &[Route] = &[
         Handler::Paid(PaidOp::BudgetPack),
         "Paid: pack evidence spans into the caller's cost budget",
     ),
+    post(
+        crate::engine::payment::mpp::PATH,
+        Handler::Paid(PaidOp::BudgetPack),
+        "Paid over MPP (Payment auth, tempo charge, push): the same pack as the x402 route",
+    ),
     get(
         "/token-opt/criteria",
         Handler::Document(Family::TokenOpt),

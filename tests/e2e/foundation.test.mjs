@@ -59,7 +59,7 @@ test('every OpenAPI operation is routed; nothing else is', async () => {
 test('unknown paths and methods answer the static NOT COVERED', async () => {
   for (const [method, path] of [['GET', '/nope'], ['PUT', '/'], ['DELETE', '/token-efficiency/budget'],
     ['POST', '/token-efficiency/catalogue'], ['POST', '/token-efficiency/audit'], ['GET', '/token-efficiency/budget'],
-    ['POST', '/v1/mpp/context-budget-pack'], ['GET', '/token-efficiency/criteria/']]) {
+    ['GET', '/v1/mpp/context-budget-pack'], ['GET', '/token-efficiency/criteria/']]) {
     const r = await fetch(w.url + path, { method });
     assert.equal(r.status, 404, `${method} ${path}`);
     assert.equal(await r.text(), 'NOT COVERED');

@@ -111,21 +111,20 @@ pub fn criteria() -> Value {
     let published_sha256 = sha256_hex(to_jcs(&doc).as_bytes());
 
     // Release values: what this worker offers.
-    doc["requirementsProfile"]["facts"]["payment.mpp"] = json!(false);
     doc["requirementsProfile"]["preflight"] = json!(PREFLIGHT_PATH);
     doc["documentation"] = json!(CONTRACT_PATH);
     doc["serviceContract"] = json!(CONTRACT_PATH);
     doc["fixedExample"] = json!(CONTRACT_PATH);
     let workflow = &mut doc["paymentWorkflow"];
-    workflow["supportedProtocols"] = json!(["x402"]);
-    workflow["mpp"]["supported"] = json!(false);
-    workflow["mpp"]["status"] =
-        json!("not offered by this release: the MPP path answers 404 NOT COVERED");
+    // MPP: the published entry stands (headers, method tempo, intent charge, mppx, 6 decimals); this
+    // release adds what a payer must know: push mode only, and where the chain settings are served.
+    workflow["mpp"]["path"] = json!(crate::engine::payment::mpp::PATH);
+    workflow["mpp"]["modes"] = json!(["push"]);
+    workflow["mpp"]["note"] = json!("Push mode only (the challenge's methodDetails.supportedModes is [\"push\"]): the payer broadcasts a TIP-20 transferWithMemo whose memo binds the challenge (mppx's attribution memo) and sends Authorization: Payment with the transaction hash. The chain id, currency and recipient are in each challenge's request. Refusals are application/problem+json; every 402 carries a fresh challenge. A hash the chain does not show yet is answered 409 with Retry-After: retry the same credential, never pay again.");
     workflow["x402"]["sdk"] = json!("@x402/core with @x402/svm (Solana, USDC)");
     workflow["x402"]["network"] = json!("solana");
     workflow["docs"] = json!("/");
-    doc["paths"] = json!({"x402": PAID_PATH});
-    doc["pathsNotOffered"] = json!({"mpp": "/v1/mpp/context-budget-pack"});
+    doc["paths"] = json!({"x402": PAID_PATH, "mpp": crate::engine::payment::mpp::PATH});
     doc["preflight"] = json!({
         "method": "POST",
         "path": PREFLIGHT_PATH,

@@ -286,8 +286,17 @@ fn served_contract_keeps_the_published_example_and_states_the_hash_rule() {
     assert_eq!(served["exampleInput"], contract["exampleInput"]);
     assert_eq!(served["exampleResponse"], contract["exampleResponse"]);
     assert_eq!(served["inputSchema"], contract["inputSchema"]);
-    assert_eq!(served["paths"], json!({"x402": PAID_PATH}));
-    assert_eq!(served["paymentWorkflow"]["mpp"]["supported"], false);
+    assert_eq!(
+        served["paths"],
+        json!({"x402": PAID_PATH, "mpp": "/v1/mpp/context-budget-pack"})
+    );
+    assert_eq!(served["paymentWorkflow"]["mpp"]["supported"], true);
+    assert_eq!(
+        served["paymentWorkflow"]["supportedProtocols"],
+        json!(["x402", "mpp"])
+    );
+    assert_eq!(served["paymentWorkflow"]["mpp"]["method"], "tempo");
+    assert_eq!(served["requirementsProfile"]["facts"]["payment.mpp"], true);
     assert!(served["provenanceRule"]["inputSha256"]
         .as_str()
         .unwrap()

@@ -25,6 +25,7 @@ pub mod facilitator;
 pub mod guard;
 pub mod idempotency;
 pub mod layout;
+pub mod mpp;
 pub mod pda;
 pub mod reconcile;
 pub mod transaction;
