@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod payment;
 pub mod respond;
 pub mod routes;
+pub mod schemas;
 
 use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;

@@ -70,6 +70,8 @@ pub enum Gate {
 #[derive(Debug, Clone)]
 pub struct Claim {
     pub route_id: String,
+    /// The route's resource URL as the challenge stated it (forwarded to the facilitator).
+    pub resource_url: String,
     pub idempotency_key: String,
     pub price_units: u64,
     pub checked: CheckedPayment,
@@ -183,12 +185,43 @@ fn json_response(status: u16, body: &Value, headers: &[(&str, String)]) -> Resul
         .with_headers(out))
 }
 
-/// The route's resource URL: origin + path, never the query.
-fn resource_url(req: &Request) -> String {
+/// The paid route's resource URL: this request's origin + the route's path (`route_id`), never a
+/// query; a free check's spent allowance names the paid route it upgrades to, not its own path.
+fn resource_url(req: &Request, route_id: &str) -> String {
     match req.url() {
-        Ok(url) => format!("{}{}", url.origin().ascii_serialization(), url.path()),
+        Ok(url) => format!("{}{}", url.origin().ascii_serialization(), route_id),
         Err(_) => String::new(),
     }
+}
+
+/// What the paid route publishes for discovery (its description and `bazaar` declaration).
+fn listing(route_id: &str) -> payment::discovery::RouteListing {
+    let route = crate::edge::routes::find(crate::edge::routes::Verb::Post, route_id);
+    match route {
+        Some(route) => crate::edge::schemas::listing(route),
+        None => payment::discovery::RouteListing {
+            description: format!("context-meter {route_id}"),
+            method: "POST",
+            body_schema: json!({"type": "object"}),
+            body_example: json!({}),
+            output_schema: json!({"type": "object"}),
+            headers: Vec::new(),
+        },
+    }
+}
+
+/// Our own challenge for a claim (no error): the `resource` and `extensions` the facilitator is
+/// sent with the payment.
+fn challenge_of(claim: &Claim) -> Value {
+    payment::payment_required(
+        &claim.config,
+        &claim.route_id,
+        claim.price_units,
+        &claim.idempotency_key,
+        &claim.resource_url,
+        &listing(&claim.route_id),
+        None,
+    )
 }
 
 async fn post_json(url: &str, body: &Value) -> std::result::Result<Vec<u8>, PaymentError> {
@@ -346,7 +379,8 @@ fn refuse(
             asked.route_id,
             asked.price_units,
             asked.idempotency_key,
-            &resource_url(asked.req),
+            &resource_url(asked.req, asked.route_id),
+            &listing(asked.route_id),
             Some(error.code()),
         );
         headers.push(("PAYMENT-REQUIRED", payment::encode_header(&required)));
@@ -378,15 +412,15 @@ fn challenge_with(
         route_id,
         price_units,
         idempotency_key,
-        &resource_url(req),
+        &resource_url(req, route_id),
+        &listing(route_id),
         None,
     );
+    // The flat refusal shape every other refusal has (`{code, message, <figures>}`).
     let body = json!({
-        "error": {
-            "code": "payment_required",
-            "message": "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key.",
-            "figures": { "price_units": price_units },
-        },
+        "code": "payment_required",
+        "message": "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key.",
+        "price_units": price_units,
     });
     json_response(
         402,
@@ -542,6 +576,7 @@ pub async fn gate(
     };
     let mut claim = Claim {
         route_id: route_id.to_owned(),
+        resource_url: resource_url(req, route_id),
         idempotency_key: idempotency_key.to_owned(),
         price_units,
         checked,
@@ -589,7 +624,7 @@ pub async fn gate(
         }
     }
 
-    let body = facilitator_request(&claim.checked, idempotency_key);
+    let body = facilitator_request(&claim.checked, idempotency_key, &challenge_of(&claim));
     // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
     // facilitator had just closed) is retried once before the call is refused unpaid.
     let url = format!("{facilitator}/verify");
@@ -649,7 +684,8 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &str) -> Reconci
     }
     if chain == ChainVerdict::Unknown {
         // It can still land (or the chain did not answer): submit the same signed payment again.
-        let body = facilitator_request(&claim.checked, &claim.idempotency_key);
+        let body =
+            facilitator_request(&claim.checked, &claim.idempotency_key, &challenge_of(claim));
         let timeout = tunables(env).settle_timeout_ms;
         if let Ok(answer) = post_json_within(&format!("{facilitator}/settle"), &body, timeout).await
         {
@@ -752,7 +788,7 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         let _ = release(env, claim.clone()).await;
         return Err(failure(PaymentError::StateUnavailable));
     }
-    let body = facilitator_request(&claim.checked, &claim.idempotency_key);
+    let body = facilitator_request(&claim.checked, &claim.idempotency_key, &challenge_of(claim));
     let url = format!("{facilitator}/settle");
     let verdict = match post_json_within(&url, &body, tunables.settle_timeout_ms).await {
         Ok(answer) => reconcile::settle_verdict(&answer),

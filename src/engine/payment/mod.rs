@@ -18,6 +18,8 @@
 //! - Errors are the closed `PaymentError`; nothing submitted is ever rendered or stored, and the
 //!   facilitator is sent a payload rebuilt from the checked fields only.
 
+pub mod discovery;
+mod facilitator;
 pub mod guard;
 pub mod idempotency;
 pub mod layout;
@@ -30,6 +32,10 @@ use crate::engine::sign::{hex, sha256_hex};
 use crate::engine::ClosedError;
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use ed25519_dalek::{Signature, VerifyingKey};
+pub use facilitator::{
+    facilitator_request, fee_payer_from_supported, payment_response_header, read_settle_response,
+    read_verify_response, SettleOutcome,
+};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use transaction::MessageVersion;
@@ -176,6 +182,52 @@ pub enum PaymentError {
 }
 
 impl PaymentError {
+    /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
+    pub const ALL: [PaymentError; 39] = {
+        use PaymentError::*;
+        [
+            IdempotencyKeyInvalid,
+            HeaderOversized,
+            HeaderMalformed,
+            VersionUnsupported,
+            IdentifierMismatch,
+            RequirementsMismatch,
+            TransactionMalformed,
+            TransactionVersion,
+            LookupTables,
+            FeePayerMismatch,
+            SignersInvalid,
+            InstructionLayout,
+            MemoCount,
+            ComputeBudgetInvalid,
+            ComputeLimitTooHigh,
+            ComputePriceTooHigh { cap: 0 },
+            FeePayerInInstruction,
+            InvalidMint,
+            InvalidDecimals,
+            InvalidPayee,
+            InvalidAmount { expected: 0 },
+            InvalidMemo,
+            SignatureInvalid,
+            VerifyRejected,
+            FacilitatorUnavailable,
+            SettlementFailed,
+            SettlementPending,
+            Replayed,
+            InProgress,
+            BoundElsewhere,
+            ConfigInvalid,
+            Uncertain { retry_after_s: 0 },
+            SettlementReleased,
+            IdempotencyConflict,
+            RetryInputInvalid,
+            ProofConflict,
+            RetryTooEarly { retry_after_s: 0 },
+            RateLimited { retry_after_s: 0 },
+            StateUnavailable,
+        ]
+    };
+
     /// Seconds for a `Retry-After` header, for the refusals that carry one.
     pub fn retry_after_s(&self) -> Option<u64> {
         match self {
@@ -382,13 +434,15 @@ fn payment_identifier_declaration() -> Value {
 }
 
 /// The `PaymentRequired` object. `resource_url` is the route's URL (origin + path, never a query);
-/// `error` a closed code when a payment was refused, else None.
+/// `listing` what the route publishes for discovery (its description and the `bazaar`
+/// declaration); `error` a closed code when a payment was refused, else None.
 pub fn payment_required(
     config: &PaymentConfig,
     route_id: &str,
     price_units: u64,
     idempotency_key: &str,
     resource_url: &str,
+    listing: &discovery::RouteListing,
     error: Option<&'static str>,
 ) -> Value {
     let mut object = Map::new();
@@ -400,8 +454,9 @@ pub fn payment_required(
         "resource".into(),
         json!({
             "url": resource_url,
-            "description": format!("context-meter {route_id}"),
+            "description": listing.description,
             "mimeType": "application/json",
+            "serviceName": "context-meter",
         }),
     );
     object.insert(
@@ -410,7 +465,10 @@ pub fn payment_required(
     );
     object.insert(
         "extensions".into(),
-        json!({ PAYMENT_IDENTIFIER: payment_identifier_declaration() }),
+        json!({
+            PAYMENT_IDENTIFIER: payment_identifier_declaration(),
+            discovery::BAZAAR: discovery::bazaar_declaration(listing),
+        }),
     );
     Value::Object(object)
 }
@@ -637,102 +695,6 @@ pub fn check_payment(
         requirements: ours,
         transaction_base64: payload.transaction_base64.clone(),
     })
-}
-
-/// Body of the facilitator's `/verify` and `/settle` requests: a payload rebuilt from the checked
-/// parts only (nothing else the client sent is forwarded).
-pub fn facilitator_request(checked: &CheckedPayment, idempotency_key: &str) -> Value {
-    json!({
-        "x402Version": X402_VERSION,
-        "paymentPayload": {
-            "x402Version": X402_VERSION,
-            "accepted": checked.requirements,
-            "payload": { "transaction": checked.transaction_base64 },
-            "extensions": { PAYMENT_IDENTIFIER: { "info": { "required": true, "id": idempotency_key } } },
-        },
-        "paymentRequirements": checked.requirements,
-    })
-}
-
-/// The fee payer our network's `exact` kind names in a `/supported` answer.
-pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    value
-        .get("kinds")?
-        .as_array()?
-        .iter()
-        .find(|kind| {
-            kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
-                && kind.get("scheme").and_then(Value::as_str) == Some("exact")
-                && kind.get("network").and_then(Value::as_str) == Some(network)
-        })?
-        .get("extra")?
-        .get("feePayer")?
-        .as_str()
-        .filter(|a| base58::is_solana_address(a))
-        .map(str::to_owned)
-}
-
-/// Reads a `/verify` answer: Ok only for `isValid: true`.
-pub fn read_verify_response(body: &[u8]) -> Result<(), PaymentError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|_| PaymentError::FacilitatorUnavailable)?;
-    match value.get("isValid").and_then(Value::as_bool) {
-        Some(true) => Ok(()),
-        Some(false) => Err(PaymentError::VerifyRejected),
-        None => Err(PaymentError::FacilitatorUnavailable),
-    }
-}
-
-/// What a `/settle` answer says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SettleOutcome {
-    /// On chain: the transaction signature (base58, 64 bytes).
-    Settled { tx_sig: String },
-    /// Sent but not confirmed yet (`settlement_pending`).
-    Pending,
-    /// Not settled.
-    Failed,
-}
-
-/// Reads a `/settle` answer.
-pub fn read_settle_response(body: &[u8]) -> SettleOutcome {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return SettleOutcome::Failed;
-    };
-    let signature = value
-        .get("transaction")
-        .and_then(Value::as_str)
-        .filter(|s| s.len() <= 88 && base58::decode(s).is_some_and(|b| b.len() == 64));
-    match (value.get("success").and_then(Value::as_bool), signature) {
-        (Some(true), Some(sig)) => SettleOutcome::Settled {
-            tx_sig: sig.to_owned(),
-        },
-        _ if value.get("errorReason").and_then(Value::as_str) == Some("settlement_pending") => {
-            SettleOutcome::Pending
-        }
-        _ => SettleOutcome::Failed,
-    }
-}
-
-/// The `PAYMENT-RESPONSE` header value (base64 JSON `SettleResponse`).
-pub fn payment_response_header(network: &str, payer: &str, settled_tx_sig: Option<&str>) -> String {
-    let value = match settled_tx_sig {
-        Some(sig) => json!({
-            "success": true,
-            "transaction": sig,
-            "network": network,
-            "payer": payer,
-        }),
-        None => json!({
-            "success": false,
-            "errorReason": PaymentError::SettlementFailed.code(),
-            "transaction": "",
-            "network": network,
-            "payer": payer,
-        }),
-    };
-    encode_header(&value)
 }
 
 #[cfg(test)]
