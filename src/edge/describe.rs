@@ -1,11 +1,11 @@
 //! Self-description generated from the route table: the `GET /` index, `/llms.txt` (rendered from
-//! the index value itself, so its routes, prices and limits cannot differ from it) and the OpenAPI
-//! 3.1 document.
+//! the index value itself, so its routes, prices and limits cannot differ from it); the OpenAPI 3.1
+//! document is in [`crate::edge::openapi`], from the same route table and [`access`].
 
-use crate::edge::routes::{Handler, Route, Verb, ROUTES};
+use crate::edge::routes::{Handler, Route, ROUTES};
 use crate::engine::allowance::Limits;
 use crate::engine::sign::ReportSigner;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Service name and version as published.
 pub const SERVICE: &str = "context-meter";
@@ -18,7 +18,9 @@ fn price_label(units: u64) -> String {
         .to_owned()
 }
 
-fn access(
+/// A route's access in force: paid (price), free tier (limits) or free. `GET /`, `/llms.txt` and
+/// the OpenAPI `x-access` all state this one value.
+pub fn access(
     route: &Route,
     price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
     free_limits: Limits,
@@ -109,7 +111,9 @@ pub fn llms_txt(index: &Value) -> String {
     out.push_str(&format!(
         "\n## Paying\n\n\
          - A paid route without `PAYMENT-SIGNATURE` answers 402 with `PAYMENT-REQUIRED` (base64 JSON, x402 v2, \
-         scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again.\n\
+         scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again. \
+         Its `extensions` declare `payment-identifier` (set its id to your Idempotency-Key) and the `bazaar` \
+         discovery record (method, body schema and example, output schema), which the facilitator also receives.\n\
          - Send `Idempotency-Key` (16-128 of `[A-Za-z0-9_-]`) on every paid call, and retry only with the \
          identical key, body and `PAYMENT-SIGNATURE`. On 409 `PAYMENT_UNCERTAIN` never pay again under that \
          key: retry after `Retry-After`. The served documents list every payment state under `payment`.\n\
@@ -120,139 +124,17 @@ pub fn llms_txt(index: &Value) -> String {
          is `signing.public_key` at [GET /](/) (key id `{}`). The pack carries the same signature in its \
          `Report-Signature` header instead.\n\
          \n## Optional\n\n\
-         - [OpenAPI 3.1](/openapi.json): every route, its headers and refusals.\n\
+         - [OpenAPI 3.1](/openapi.json): every route's request and response schemas, its closed refusal codes \
+         per status (one flat shape `{{code, message, <figures>}}`), headers and price in force (`x-access`).\n\
          - [Metrics](/metrics): counts by route and outcome only. Nothing submitted is retained anywhere.\n",
         text(&index["signing"]["key_id"])
     ));
     out
 }
 
-fn error_schema() -> Value {
-    json!({"type": "object", "required": ["code", "message"],
-           "properties": {"code": {"type": "string"}, "message": {"type": "string"},
-                          "payment": {"type": "string"}},
-           "additionalProperties": {"type": "integer"}})
-}
-
-fn operation(route: &Route) -> Value {
-    let mut responses = Map::new();
-    match route.handler {
-        Handler::Metrics => {
-            responses.insert("200".into(), json!({"description": "Prometheus text", "content": {"text/plain": {"schema": {"type": "string"}}}}));
-        }
-        Handler::LlmsTxt => {
-            responses.insert("200".into(), json!({"description": "Markdown for agents (llmstxt.org layout)", "content": {"text/markdown": {"schema": {"type": "string"}}}}));
-        }
-        Handler::Index | Handler::OpenApi | Handler::Document(_) => {
-            responses.insert("200".into(), json!({"description": "JSON document", "content": {"application/json": {"schema": {"type": "object"}}}}));
-        }
-        Handler::Free(_) | Handler::Paid(_) => {
-            responses.insert("200".into(), json!({"description": "Signed report", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignedReport"}}}}));
-            for (code, what) in [
-                (
-                    "400",
-                    "Free validation refusal (closed code, static message)",
-                ),
-                ("413", "Body over the route's byte cap"),
-                (
-                    "415",
-                    "Content-Type is not application/json, or Content-Encoding is not identity",
-                ),
-            ] {
-                responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
-            }
-            let paid_402 = if matches!(route.handler, Handler::Paid(_)) {
-                "Payment required: PAYMENT-REQUIRED header carries the x402 v2 challenge"
-            } else {
-                "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
-            };
-            responses.insert("402".into(), json!({"description": paid_402}));
-            if matches!(route.handler, Handler::Paid(_)) {
-                // The payment states' answers (ARCHITECTURE §4; `payment` in each served document).
-                for (code, what) in [
-                    ("409", "PAYMENT_UNCERTAIN (Retry-After; retry identically, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT (pack), payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (original PAYMENT-RESPONSE)"),
-                    ("429", "INVALID_RETRY_AFTER or payment_rate_limited (per key or wallet), with Retry-After"),
-                    ("503", "payment_config_invalid, payment_facilitator_unavailable or payment_state_unavailable: nothing charged"),
-                ] {
-                    responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
-                }
-            }
-        }
-    }
-    responses.insert("404".into(), json!({"description": "NOT COVERED", "content": {"text/plain": {"schema": {"type": "string", "const": "NOT COVERED"}}}}));
-    let mut op = json!({"summary": route.summary, "operationId": operation_id(route), "responses": responses});
-    if route.verb == Verb::Post {
-        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object"}}}});
-    }
-    if matches!(route.handler, Handler::Paid(_)) {
-        op["parameters"] = json!([
-            {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"}, "description": "x402 v2 payment payload (base64 JSON)"},
-            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}
-        ]);
-    }
-    op
-}
-
-fn operation_id(route: &Route) -> String {
-    let mut id = route.verb.as_str().to_ascii_lowercase();
-    for part in route
-        .path
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|p| !p.is_empty())
-    {
-        id.push('_');
-        id.push_str(part);
-    }
-    if route.path == "/" {
-        id.push_str("_index");
-    }
-    id
-}
-
-/// The OpenAPI 3.1 document of every route in the table.
-pub fn openapi() -> Value {
-    let mut paths = Map::new();
-    for route in ROUTES {
-        let entry = paths
-            .entry(route.path.to_owned())
-            .or_insert_with(|| json!({}));
-        entry[route.verb.as_str().to_ascii_lowercase()] = operation(route);
-    }
-    json!({
-        "openapi": "3.1.0",
-        "info": {"title": SERVICE, "version": VERSION,
-                 "description": "Mechanical, model-free context operations sold per call over x402. Unknown paths and methods answer 404 NOT COVERED."},
-        "paths": paths,
-        "components": {"schemas": {
-            "Refusal": error_schema(),
-            "SignedReport": {"type": "object", "required": ["signature"], "properties": {
-                "signature": {"type": "object", "required": ["alg", "key_id", "sig"], "properties": {
-                    "alg": {"const": "Ed25519"}, "key_id": {"type": "string"}, "sig": {"type": "string", "contentEncoding": "base64"}}}}}
-        }}
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn openapi_lists_exactly_the_route_table() {
-        let doc = openapi();
-        let paths = doc["paths"].as_object().unwrap();
-        let mut listed = 0;
-        for (path, ops) in paths {
-            for verb in ops.as_object().unwrap().keys() {
-                let v = if verb == "get" { Verb::Get } else { Verb::Post };
-                assert!(
-                    crate::edge::routes::find(v, path).is_some(),
-                    "{verb} {path}"
-                );
-                listed += 1;
-            }
-        }
-        assert_eq!(listed, ROUTES.len());
-    }
 
     #[test]
     fn index_prints_the_free_tier_limits_in_force() {

@@ -13,6 +13,7 @@ pub mod families;
 pub mod guard;
 pub mod ledger;
 pub mod metrics;
+pub mod openapi;
 pub mod payment;
 pub mod respond;
 pub mod routes;
@@ -209,7 +210,11 @@ async fn handle(
                 .map_err(internal)?
                 .with_headers(headers))
         }
-        Handler::OpenApi => respond::json(200, &describe::openapi()).map_err(internal),
+        Handler::OpenApi => respond::json(
+            200,
+            &openapi::openapi(&|op| price_units(env, op), config::free_limits(env)),
+        )
+        .map_err(internal),
         Handler::Metrics => {
             let headers = worker::Headers::new();
             let _ = headers.set("content-type", "text/plain; version=0.0.4; charset=utf-8");

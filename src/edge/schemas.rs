@@ -178,39 +178,41 @@ pub fn signs_in_header(handler: Handler) -> bool {
     )
 }
 
-fn family_codes(family: Family) -> Vec<&'static str> {
+fn closed<E: ClosedError>(errors: &[E]) -> Vec<(&'static str, u16)> {
+    errors.iter().map(|e| (e.code(), e.status())).collect()
+}
+
+fn family_refusals(family: Family) -> Vec<(&'static str, u16)> {
     match family {
-        Family::TokenEfficiency => token_efficiency::Refusal::ALL
-            .iter()
-            .map(|r| r.code())
-            .collect(),
-        Family::ContextComposition => composition::Refusal::ALL.iter().map(|r| r.code()).collect(),
-        Family::BudgetPack => budget_pack::Refusal::catalogue()
-            .iter()
-            .map(|r| r.code())
-            .collect(),
-        Family::TokenOpt => token_opt::Refusal::ALL.iter().map(|r| r.code()).collect(),
+        Family::TokenEfficiency => closed(&token_efficiency::Refusal::ALL),
+        Family::ContextComposition => closed(&composition::Refusal::ALL),
+        Family::BudgetPack => closed(&budget_pack::Refusal::catalogue()),
+        Family::TokenOpt => closed(&token_opt::Refusal::ALL),
     }
 }
 
-/// Every closed refusal code the route can answer with (sorted, once each).
-pub fn refusal_codes(handler: Handler) -> Vec<&'static str> {
-    let mut codes: Vec<&'static str> = EdgeError::ALL
-        .iter()
-        .filter(|e| **e != EdgeError::NotCovered)
-        .map(|e| e.code())
-        .collect();
+/// Every closed refusal `(code, HTTP status)` the route can answer with, sorted, once each.
+pub fn refusals(handler: Handler) -> Vec<(&'static str, u16)> {
+    let edge: Vec<EdgeError> = match handler {
+        // A body route: every edge error but the 404 (answered as NOT COVERED text).
+        Handler::Free(_) | Handler::Paid(_) => EdgeError::ALL
+            .into_iter()
+            .filter(|e| *e != EdgeError::NotCovered)
+            .collect(),
+        // A document route reads no body: only the configuration and runtime can fail.
+        _ => vec![EdgeError::Misconfigured, EdgeError::Internal],
+    };
+    let mut codes = closed(&edge);
     match handler {
         Handler::Free(family) => {
-            codes.extend(family_codes(family));
-            codes.extend(["caller_invalid", "caller_missing"]);
-            codes.extend(["free_tier_exhausted", "free_tier_too_early"]);
-            codes.extend(PaymentError::ALL.iter().map(|e| e.code()));
+            codes.extend(family_refusals(family));
+            codes.extend([("caller_invalid", 400), ("caller_missing", 400)]);
+            codes.extend([("free_tier_exhausted", 402), ("free_tier_too_early", 402)]);
         }
         Handler::Paid(op) => {
-            codes.extend(family_codes(op.family()));
-            codes.extend(PaymentError::ALL.iter().map(|e| e.code()));
-            codes.push("payment_required");
+            codes.extend(family_refusals(op.family()));
+            codes.extend(closed(&PaymentError::ALL));
+            codes.push(("payment_required", 402));
         }
         _ => {}
     }
@@ -279,13 +281,17 @@ mod tests {
 
     #[test]
     fn codes_are_closed_and_route_specific() {
-        let levers = refusal_codes(Handler::Paid(PaidOp::TokenOptLevers));
+        let codes = |h| -> Vec<&str> { refusals(h).into_iter().map(|(c, _)| c).collect() };
+        let levers = codes(Handler::Paid(PaidOp::TokenOptLevers));
         assert!(levers.contains(&"no_lever_requested"));
         assert!(levers.contains(&"PAYMENT_UNCERTAIN"));
-        assert!(!levers.contains(&"envelope_version_not_supported"));
-        let precheck = refusal_codes(Handler::Free(Family::TokenEfficiency));
+        assert!(!levers.contains(&composition::Refusal::RecordRequired.code()));
+        let precheck = codes(Handler::Free(Family::TokenEfficiency));
         assert!(precheck.contains(&"free_tier_exhausted"));
         assert!(!precheck.contains(&"no_lever_requested"));
         assert!(!precheck.contains(&"not_covered"));
+        assert!(
+            refusals(Handler::Paid(PaidOp::TokenOptLevers)).contains(&("PAYMENT_UNCERTAIN", 409))
+        );
     }
 }
