@@ -69,6 +69,18 @@ pub fn index(
     })
 }
 
+/// `GET /.well-known/x402`: the fan-out document x402scan reads when a server is added
+/// (`{"version": 1, "resources": [url, …]}`; its docs/DISCOVERY.md, "legacy compatibility, still
+/// fully supported", beside OpenAPI-first discovery): the absolute URL of every paid route.
+pub fn well_known_x402(origin: &str) -> Value {
+    let resources: Vec<String> = ROUTES
+        .iter()
+        .filter(|r| matches!(r.handler, Handler::Paid(_)))
+        .map(|r| format!("{origin}{}", r.path))
+        .collect();
+    json!({"version": 1, "resources": resources})
+}
+
 /// `GET /llms.txt`: the index as Markdown in the llmstxt.org layout (title, summary, then sections
 /// of links), short enough for an agent to read in one go. Everything route-specific is read from
 /// `index`, the value `GET /` answers.
@@ -126,6 +138,7 @@ pub fn llms_txt(index: &Value) -> String {
          \n## Optional\n\n\
          - [OpenAPI 3.1](/openapi.json): every route's request and response schemas, its closed refusal codes \
          per status (one flat shape `{{code, message, <figures>}}`), headers and price in force (`x-access`).\n\
+         - [/.well-known/x402](/.well-known/x402): every paid route's URL, for x402 indexers.\n\
          - [Metrics](/metrics): counts by route and outcome only. Nothing submitted is retained anywhere.\n",
         text(&index["signing"]["key_id"])
     ));
@@ -205,7 +218,11 @@ mod tests {
             .filter(|r| {
                 !matches!(
                     r.handler,
-                    Handler::Index | Handler::LlmsTxt | Handler::OpenApi | Handler::Metrics
+                    Handler::Index
+                        | Handler::LlmsTxt
+                        | Handler::OpenApi
+                        | Handler::WellKnownX402
+                        | Handler::Metrics
                 )
             })
             .count();
@@ -221,6 +238,21 @@ mod tests {
         if std::env::var_os("PRINT_LLMS_TXT").is_some() {
             eprintln!("{text}");
         }
+    }
+
+    #[test]
+    fn the_well_known_document_lists_every_paid_route() {
+        let doc = well_known_x402("https://cm.example");
+        let listed = doc["resources"].as_array().unwrap();
+        let paid: Vec<&Route> = ROUTES
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+            .collect();
+        assert_eq!(listed.len(), paid.len());
+        for route in paid {
+            assert!(listed.contains(&Value::from(format!("https://cm.example{}", route.path))));
+        }
+        assert_eq!(doc["version"], 1);
     }
 
     #[test]

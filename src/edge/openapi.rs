@@ -116,7 +116,7 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
         Handler::LlmsTxt => {
             responses.insert("200".into(), json!({"description": "Markdown for agents (llmstxt.org layout)", "content": {"text/markdown": {"schema": {"type": "string"}}}}));
         }
-        Handler::Index | Handler::OpenApi | Handler::Document(_) => {
+        Handler::Index | Handler::OpenApi | Handler::WellKnownX402 | Handler::Document(_) => {
             responses.insert(
                 "200".into(),
                 json!({"description": "JSON document", "content": json_content(json!({"type": "object"}))}),
@@ -144,6 +144,17 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
         "responses": responses,
         "x-access": access(route, price_of, free_limits),
     });
+    if matches!(route.handler, Handler::Paid(_)) {
+        // The shape indexers read (x402scan's OpenAPI-first discovery): a fixed USD price and the
+        // protocols the route is paid with.
+        let dollars = op["x-access"]["label"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches('$')
+            .to_owned();
+        op["x-payment-info"] = json!({"price": {"mode": "fixed", "currency": "USD", "amount": dollars},
+                                      "protocols": [{"x402": {}}]});
+    }
     if let (Some(schema), Some(example)) = (
         schemas::request_schema(route.handler),
         schemas::request_example(route.handler),
@@ -184,6 +195,7 @@ pub fn openapi(price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limits) -> Value {
         "info": {"title": SERVICE, "version": VERSION,
                  "description": "Mechanical, model-free context operations sold per call over x402. Paid routes answer 402 with PAYMENT-REQUIRED (x402 v2, with the bazaar discovery extension); x-access states each route's price in force, as GET / does. Every refusal is {code, message, <figures>}. Unknown paths and methods answer 404 NOT COVERED."},
         "paths": paths,
+        "x-discovery": {"llmsTxtUrl": "/llms.txt"},
         "components": {"schemas": {"Signature": schemas::signature_schema()}},
     })
 }
@@ -235,6 +247,8 @@ mod tests {
             if let Handler::Paid(paid) = route.handler {
                 assert_eq!(op["x-access"]["usdc_units"], paid.default_price_units() + 3);
                 assert!(op["requestBody"]["content"]["application/json"]["schema"].is_object());
+                let label = op["x-access"]["label"].as_str().unwrap();
+                assert_eq!(op["x-payment-info"]["price"]["amount"], label[1..]);
             }
             for (code, status) in schemas::refusals(route.handler) {
                 let schema =

@@ -64,6 +64,8 @@ test('GET /openapi.json is a valid OpenAPI 3.1 document, and x-access is what GE
   const pack = doc.paths['/v1/x402/context-budget-pack'].post;
   assert.ok(pack.responses['200'].headers['Report-Signature']);
   assert.equal(pack.responses['200'].content['application/json'].schema.properties.signature, undefined);
+  assert.equal(pack['x-payment-info'].price.currency, 'USD');
+  assert.deepEqual(pack['x-payment-info'].protocols, [{ x402: {} }]);
 });
 
 test('every paid 402 declares the bazaar extension, valid under @x402/extensions', async () => {
@@ -99,6 +101,9 @@ test('every paid 402 declares the bazaar extension, valid under @x402/extensions
     assert.equal(bazaar.info.input.bodyType, 'json');
     assert.ok(required.extensions['payment-identifier'].info.required);
   }
+  // The fan-out document indexers read lists exactly these routes, as absolute URLs.
+  const wellKnown = await (await fetch(w.url + '/.well-known/x402')).json();
+  assert.deepEqual(wellKnown, { version: 1, resources: routes.map((r) => w.url + r.path) });
 });
 
 /** A Solana CLI keypair file (64 bytes: seed, public key) for the funded test wallet "client". */
