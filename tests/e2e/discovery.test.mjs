@@ -8,7 +8,8 @@
 // - every example under examples/ runs green against this stack (the README's quickstart).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,8 +125,9 @@ test('every example runs green against the local stack, and the facilitator list
   assert.ok(examples.includes(join('examples', 'solana', 'pay-and-verify.mjs')), examples.join(','));
   const env = { ...process.env, CM_URL: w.url, SOLANA_RPC_URL: svm.url, PAYER_KEYPAIR: keypairFile() };
   for (const example of examples) {
-    const run = spawnSync(process.execPath, [example], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
-    assert.equal(run.status, 0, `${example}\n${run.stdout}\n${run.stderr}`);
+    // Asynchronously: the facilitator runs in this process and must keep answering meanwhile.
+    const run = await promisify(execFile)(process.execPath, [example], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 })
+      .catch((e) => assert.fail(`${example} failed (${e.code ?? e.signal}):\n${e.stdout}\n${e.stderr}`));
     const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     assert.ok(lines.length >= 1, example);
     for (const line of lines) {
