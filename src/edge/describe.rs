@@ -65,7 +65,7 @@ pub fn index(
         "families": families,
         "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
                     "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
-        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "metrics": "/metrics"}
+        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics"}
     })
 }
 
