@@ -133,7 +133,8 @@ test('every example runs green against the local stack, and the facilitator list
     for (const line of lines) {
       assert.equal(line.status, 200, JSON.stringify(line));
       assert.equal(line.verified, true, JSON.stringify(line));
-      assert.match(line.transaction, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+      assert.ok(typeof line.transaction === 'string' && line.transaction.length > 0, JSON.stringify(line));
+      if (example.includes('solana')) assert.match(line.transaction, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
     }
   }
   // The worker forwarded our resource and bazaar declaration with each payment: the official
