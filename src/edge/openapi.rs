@@ -57,10 +57,10 @@ fn refusal_response(handler: Handler, status: u16, codes: &[&'static str]) -> Va
     }
     let refusal = schemas::refusal_schema(codes);
     // The could-not-measure report of context-composition is answered signed with 422.
-    let schema = if status == 422 && is_composition(handler) {
-        json!({"anyOf": [schemas::report_schema(handler), refusal]})
-    } else {
-        refusal
+    let schema = match (status == 422 && is_composition(handler), codes.is_empty()) {
+        (true, true) => schemas::report_schema(handler),
+        (true, false) => json!({"anyOf": [schemas::report_schema(handler), refusal]}),
+        _ => refusal,
     };
     json!({"description": status_text(status), "headers": headers, "content": json_content(schema)})
 }
@@ -129,6 +129,10 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
     let mut by_status: BTreeMap<u16, Vec<&'static str>> = BTreeMap::new();
     for (code, status) in schemas::refusals(route.handler) {
         by_status.entry(status).or_default().push(code);
+    }
+    // The paid audit's could-not-measure report (R-7..R-9) is delivered signed with 422, unpaid.
+    if route.handler == Handler::Paid(PaidOp::CompositionAudit) {
+        by_status.entry(422).or_default();
     }
     for (status, codes) in by_status {
         responses.insert(
