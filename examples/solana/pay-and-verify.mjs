@@ -75,6 +75,7 @@ for (const path of ["/token-efficiency/budget", "/v1/x402/context-budget-pack"])
     paid_units: openapi.paths[path].post["x-access"].usdc_units,
     transaction: settled ? decodePaymentResponseHeader(settled).transaction : null,
     verified,
+    ...(res.ok ? {} : { code: report.code }),
   }));
 }
 process.exit(failed ? 1 : 0);

@@ -295,3 +295,56 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod header_size {
+    use super::*;
+    use crate::edge::routes::ROUTES;
+    use crate::engine::payment::{
+        encode_header, payment_required, PaymentConfig, MAX_PAYMENT_HEADER_BYTES,
+        MAX_TRANSACTION_BASE64, SOLANA_DEVNET,
+    };
+
+    /// A stock client echoes the challenge's `resource` and `extensions` (the bazaar declaration
+    /// included) into `PAYMENT-SIGNATURE`: the echo of every paid route's challenge, with the
+    /// longest key, a long origin and the largest transaction, fits the header cap.
+    #[test]
+    fn a_stock_clients_echo_of_every_challenge_fits_the_payment_header_cap() {
+        let config = PaymentConfig {
+            network: SOLANA_DEVNET.into(),
+            asset: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU".into(),
+            pay_to: "GyGKxMyg1p9SsHfm15MkNUu1u9TN2JtTspcdmrtGUdse".into(),
+            max_timeout_seconds: 60,
+            fee_payer: "AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9".into(),
+            cu_price_cap_microlamports: 5_000_000,
+            house_wallets: Vec::new(),
+        };
+        let key = "k".repeat(128);
+        let mut largest = 0;
+        for route in ROUTES
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+        {
+            let url = format!("https://{}.example{}", "x".repeat(200), route.path);
+            let required = payment_required(
+                &config,
+                route.path,
+                u64::MAX,
+                &key,
+                &url,
+                &listing(route),
+                None,
+            );
+            let mut extensions = required["extensions"].clone();
+            extensions["payment-identifier"]["info"]["id"] = Value::from(key.clone());
+            let echo = json!({"x402Version": 2, "resource": required["resource"],
+                "accepted": required["accepts"][0],
+                "payload": {"transaction": "A".repeat(MAX_TRANSACTION_BASE64)},
+                "extensions": extensions});
+            let size = encode_header(&echo).len();
+            largest = largest.max(size);
+            assert!(size <= MAX_PAYMENT_HEADER_BYTES, "{}: {size}", route.path);
+        }
+        eprintln!("largest echoed PAYMENT-SIGNATURE: {largest} bytes");
+    }
+}
