@@ -45,8 +45,8 @@ pub const X402_VERSION: u64 = 2;
 /// Largest `PAYMENT-SIGNATURE` header accepted, in bytes of header text. A stock client echoes the
 /// challenge's `resource` and `extensions` into it, and the pack's `bazaar` declaration carries its
 /// contract's input and output schemas: its largest echo is 10,044 bytes (held under this cap by
-/// `edge::schemas` tests), so 16 KiB.
-pub const MAX_PAYMENT_HEADER_BYTES: usize = 16_384;
+/// `edge::schemas` tests), so 12 KiB (headers stay under the 16 KiB a Node proxy admits).
+pub const MAX_PAYMENT_HEADER_BYTES: usize = 12_288;
 /// Largest base64 transaction accepted (base64 of a 1,232-byte wire transaction).
 pub const MAX_TRANSACTION_BASE64: usize = 1644;
 /// Compute-unit limit ceiling (the official client asks for 20,000).
