@@ -148,7 +148,26 @@ fn live_round_trip() {
             )
         })
         .unwrap_or_else(|e| panic!("refused: {}", e.code()));
-    let body = context_meter::engine::payment::facilitator_request(&checked, &key);
+    // The challenge's resource and declared extensions (bazaar included) travel with the payment,
+    // so the official facilitator verifies and settles the body the worker really sends.
+    let listing = context_meter::engine::payment::discovery::RouteListing {
+        description: "context-meter engine-facilitator test route".into(),
+        method: "POST",
+        body_schema: serde_json::json!({"type": "object"}),
+        body_example: serde_json::json!({}),
+        output_schema: serde_json::json!({"type": "object"}),
+        headers: vec![("Idempotency-Key", "0123456789abcdef")],
+    };
+    let required = context_meter::engine::payment::payment_required(
+        &config,
+        &text(&case, "route"),
+        case["price_units"].as_u64().unwrap(),
+        &key,
+        "http://127.0.0.1/x",
+        &listing,
+        None,
+    );
+    let body = context_meter::engine::payment::facilitator_request(&checked, &key, &required);
     let out = serde_json::json!({ "body": body, "claim_key": checked.claim_key });
     std::fs::write(output, out.to_string()).unwrap();
 }

@@ -1,11 +1,11 @@
 //! Self-description generated from the route table: the `GET /` index, `/llms.txt` (rendered from
-//! the index value itself, so its routes, prices and limits cannot differ from it) and the OpenAPI
-//! 3.1 document.
+//! the index value itself, so its routes, prices and limits cannot differ from it); the OpenAPI 3.1
+//! document is in [`crate::edge::openapi`], from the same route table and [`access`].
 
-use crate::edge::routes::{Handler, Route, Verb, ROUTES};
+use crate::edge::routes::{Handler, Route, ROUTES};
 use crate::engine::allowance::Limits;
 use crate::engine::sign::ReportSigner;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Service name and version as published.
 pub const SERVICE: &str = "context-meter";
@@ -23,7 +23,9 @@ fn is_mpp(route: &Route) -> bool {
     route.path == crate::engine::payment::mpp::PATH
 }
 
-fn access(
+/// A route's access in force: paid (price), free tier (limits) or free. `GET /`, `/llms.txt` and
+/// the OpenAPI `x-access` all state this one value.
+pub fn access(
     route: &Route,
     price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
     free_limits: Limits,
@@ -72,8 +74,20 @@ pub fn index(
         "families": families,
         "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
                     "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
-        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "metrics": "/metrics"}
+        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics"}
     })
+}
+
+/// `GET /.well-known/x402`: the fan-out document x402scan reads when a server is added
+/// (`{"version": 1, "resources": [url, …]}`; its docs/DISCOVERY.md, "legacy compatibility, still
+/// fully supported", beside OpenAPI-first discovery): the absolute URL of every paid route.
+pub fn well_known_x402(origin: &str) -> Value {
+    let resources: Vec<String> = ROUTES
+        .iter()
+        .filter(|r| matches!(r.handler, Handler::Paid(_)))
+        .map(|r| format!("{origin}{}", r.path))
+        .collect();
+    json!({"version": 1, "resources": resources})
 }
 
 /// `GET /llms.txt`: the index as Markdown in the llmstxt.org layout (title, summary, then sections
@@ -118,7 +132,9 @@ pub fn llms_txt(index: &Value) -> String {
     out.push_str(&format!(
         "\n## Paying\n\n\
          - A paid route without `PAYMENT-SIGNATURE` answers 402 with `PAYMENT-REQUIRED` (base64 JSON, x402 v2, \
-         scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again.\n\
+         scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again. \
+         Its `extensions` declare `payment-identifier` (set its id to your Idempotency-Key) and the `bazaar` \
+         discovery record (method, body schema and example, output schema), which the facilitator also receives.\n\
          - The pack also answers over MPP at `/v1/mpp/context-budget-pack`: 402 with `WWW-Authenticate: Payment` \
          (method `tempo`, intent `charge`, push mode only); pay with the stock `mppx` client, which broadcasts a \
          TIP-20 `transferWithMemo` and sends `Authorization: Payment`; the answer carries `Payment-Receipt`. \
@@ -133,155 +149,18 @@ pub fn llms_txt(index: &Value) -> String {
          is `signing.public_key` at [GET /](/) (key id `{}`). The pack carries the same signature in its \
          `Report-Signature` header instead.\n\
          \n## Optional\n\n\
-         - [OpenAPI 3.1](/openapi.json): every route, its headers and refusals.\n\
+         - [OpenAPI 3.1](/openapi.json): every route's request and response schemas, its closed refusal codes \
+         per status (one flat shape `{{code, message, <figures>}}`), headers and price in force (`x-access`).\n\
+         - [/.well-known/x402](/.well-known/x402): every paid route's URL, for x402 indexers.\n\
          - [Metrics](/metrics): counts by route and outcome only. Nothing submitted is retained anywhere.\n",
         text(&index["signing"]["key_id"])
     ));
     out
 }
 
-fn error_schema() -> Value {
-    json!({"type": "object", "required": ["code", "message"],
-           "properties": {"code": {"type": "string"}, "message": {"type": "string"},
-                          "payment": {"type": "string"}},
-           "additionalProperties": {"type": "integer"}})
-}
-
-fn operation(route: &Route) -> Value {
-    let mut responses = Map::new();
-    match route.handler {
-        Handler::Metrics => {
-            responses.insert("200".into(), json!({"description": "Prometheus text", "content": {"text/plain": {"schema": {"type": "string"}}}}));
-        }
-        Handler::LlmsTxt => {
-            responses.insert("200".into(), json!({"description": "Markdown for agents (llmstxt.org layout)", "content": {"text/markdown": {"schema": {"type": "string"}}}}));
-        }
-        Handler::Index | Handler::OpenApi | Handler::Document(_) => {
-            responses.insert("200".into(), json!({"description": "JSON document", "content": {"application/json": {"schema": {"type": "object"}}}}));
-        }
-        Handler::Free(_) | Handler::Paid(_) => {
-            responses.insert("200".into(), json!({"description": "Signed report", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignedReport"}}}}));
-            for (code, what) in [
-                (
-                    "400",
-                    "Free validation refusal (closed code, static message)",
-                ),
-                ("413", "Body over the route's byte cap"),
-                (
-                    "415",
-                    "Content-Type is not application/json, or Content-Encoding is not identity",
-                ),
-            ] {
-                responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
-            }
-            let paid_402 = if is_mpp(route) {
-                "Payment required, or the credential was refused: WWW-Authenticate: Payment carries a fresh challenge (method tempo, intent charge, push); body application/problem+json"
-            } else if matches!(route.handler, Handler::Paid(_)) {
-                "Payment required: PAYMENT-REQUIRED header carries the x402 v2 challenge"
-            } else {
-                "Free allowance spent or call too early: PAYMENT-REQUIRED carries the paid route's challenge"
-            };
-            responses.insert("402".into(), json!({"description": paid_402}));
-            if is_mpp(route) {
-                for (code, what) in [
-                    ("409", "application/problem+json: mpp_transaction_not_found (Retry-After; retry the same credential, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT, payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (no receipt on errors)"),
-                    ("429", "application/problem+json: INVALID_RETRY_AFTER or payment_rate_limited, with Retry-After"),
-                    ("503", "application/problem+json: payment_config_invalid, mpp_chain_mismatch, mpp_rpc_unavailable or payment_state_unavailable: nothing delivered, the credential stays usable"),
-                ] {
-                    responses.insert(code.into(), json!({"description": what}));
-                }
-            } else if matches!(route.handler, Handler::Paid(_)) {
-                // The payment states' answers (ARCHITECTURE §4; `payment` in each served document).
-                for (code, what) in [
-                    ("409", "PAYMENT_UNCERTAIN (Retry-After; retry identically, never pay again), IDEMPOTENCY_CONFLICT, INVALID_RETRY_INPUT (pack), payment_proof_conflict, payment_in_progress (Retry-After), payment_replayed (original PAYMENT-RESPONSE)"),
-                    ("429", "INVALID_RETRY_AFTER or payment_rate_limited (per key or wallet), with Retry-After"),
-                    ("503", "payment_config_invalid, payment_facilitator_unavailable or payment_state_unavailable: nothing charged"),
-                ] {
-                    responses.insert(code.into(), json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Refusal"}}}}));
-                }
-            }
-        }
-    }
-    responses.insert("404".into(), json!({"description": "NOT COVERED", "content": {"text/plain": {"schema": {"type": "string", "const": "NOT COVERED"}}}}));
-    let mut op = json!({"summary": route.summary, "operationId": operation_id(route), "responses": responses});
-    if route.verb == Verb::Post {
-        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object"}}}});
-    }
-    if is_mpp(route) {
-        op["parameters"] = json!([
-            {"name": "Authorization", "in": "header", "required": false, "schema": {"type": "string"}, "description": "Payment credential: `Payment` + base64url JSON {challenge, payload: {type: hash, hash}, source}"},
-            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}
-        ]);
-        op["responses"]["200"]["headers"] = json!({"Payment-Receipt": {"schema": {"type": "string"}, "description": "base64url JSON {method: tempo, reference: tx hash, status: success, timestamp}"}});
-    } else if matches!(route.handler, Handler::Paid(_)) {
-        op["parameters"] = json!([
-            {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"}, "description": "x402 v2 payment payload (base64 JSON)"},
-            {"name": "Idempotency-Key", "in": "header", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$"}}
-        ]);
-    }
-    op
-}
-
-fn operation_id(route: &Route) -> String {
-    let mut id = route.verb.as_str().to_ascii_lowercase();
-    for part in route
-        .path
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|p| !p.is_empty())
-    {
-        id.push('_');
-        id.push_str(part);
-    }
-    if route.path == "/" {
-        id.push_str("_index");
-    }
-    id
-}
-
-/// The OpenAPI 3.1 document of every route in the table.
-pub fn openapi() -> Value {
-    let mut paths = Map::new();
-    for route in ROUTES {
-        let entry = paths
-            .entry(route.path.to_owned())
-            .or_insert_with(|| json!({}));
-        entry[route.verb.as_str().to_ascii_lowercase()] = operation(route);
-    }
-    json!({
-        "openapi": "3.1.0",
-        "info": {"title": SERVICE, "version": VERSION,
-                 "description": "Mechanical, model-free context operations sold per call over x402. Unknown paths and methods answer 404 NOT COVERED."},
-        "paths": paths,
-        "components": {"schemas": {
-            "Refusal": error_schema(),
-            "SignedReport": {"type": "object", "required": ["signature"], "properties": {
-                "signature": {"type": "object", "required": ["alg", "key_id", "sig"], "properties": {
-                    "alg": {"const": "Ed25519"}, "key_id": {"type": "string"}, "sig": {"type": "string", "contentEncoding": "base64"}}}}}
-        }}
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn openapi_lists_exactly_the_route_table() {
-        let doc = openapi();
-        let paths = doc["paths"].as_object().unwrap();
-        let mut listed = 0;
-        for (path, ops) in paths {
-            for verb in ops.as_object().unwrap().keys() {
-                let v = if verb == "get" { Verb::Get } else { Verb::Post };
-                assert!(
-                    crate::edge::routes::find(v, path).is_some(),
-                    "{verb} {path}"
-                );
-                listed += 1;
-            }
-        }
-        assert_eq!(listed, ROUTES.len());
-    }
 
     #[test]
     fn index_prints_the_free_tier_limits_in_force() {
@@ -352,7 +231,11 @@ mod tests {
             .filter(|r| {
                 !matches!(
                     r.handler,
-                    Handler::Index | Handler::LlmsTxt | Handler::OpenApi | Handler::Metrics
+                    Handler::Index
+                        | Handler::LlmsTxt
+                        | Handler::OpenApi
+                        | Handler::WellKnownX402
+                        | Handler::Metrics
                 )
             })
             .count();
@@ -368,6 +251,21 @@ mod tests {
         if std::env::var_os("PRINT_LLMS_TXT").is_some() {
             eprintln!("{text}");
         }
+    }
+
+    #[test]
+    fn the_well_known_document_lists_every_paid_route() {
+        let doc = well_known_x402("https://cm.example");
+        let listed = doc["resources"].as_array().unwrap();
+        let paid: Vec<&Route> = ROUTES
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+            .collect();
+        assert_eq!(listed.len(), paid.len());
+        for route in paid {
+            assert!(listed.contains(&Value::from(format!("https://cm.example{}", route.path))));
+        }
+        assert_eq!(doc["version"], 1);
     }
 
     #[test]

@@ -26,6 +26,21 @@ pub enum EdgeError {
     Internal,
 }
 
+impl EdgeError {
+    /// Every error once (figures zero), for the OpenAPI document's closed code lists.
+    pub const ALL: [EdgeError; 9] = [
+        EdgeError::NotCovered,
+        EdgeError::BodyTooLarge { cap: 0 },
+        EdgeError::UnsupportedMediaType,
+        EdgeError::ContentEncodingUnsupported,
+        EdgeError::BodyNotJsonObject,
+        EdgeError::BodyUnreadable,
+        EdgeError::Misconfigured,
+        EdgeError::AllowanceUnavailable,
+        EdgeError::Internal,
+    ];
+}
+
 impl ClosedError for EdgeError {
     fn code(&self) -> &'static str {
         match self {

@@ -189,6 +189,7 @@ pub(crate) async fn gate(
     let mut claim = Claim {
         route_id: asked.route_id.to_owned(),
         bound,
+        resource_url: pay::resource_url(asked.req, asked.route_id),
         price_units: asked.price_units,
         checked: stand_in(&checked),
         resumed: None,

@@ -36,6 +36,7 @@ pub fn body_cap(handler: Handler) -> usize {
         | Handler::Index
         | Handler::LlmsTxt
         | Handler::OpenApi
+        | Handler::WellKnownX402
         | Handler::Metrics
         | Handler::Document(_) => 0,
     }

@@ -18,10 +18,12 @@ pub mod guard;
 pub mod ledger;
 pub mod metrics;
 pub mod mpp;
+pub mod openapi;
 pub mod payment;
 pub mod reconcile;
 pub mod respond;
 pub mod routes;
+pub mod schemas;
 
 use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
@@ -133,7 +135,11 @@ fn family_of(handler: Handler) -> &'static str {
     match handler {
         Handler::Document(f) | Handler::Free(f) => f.id(),
         Handler::Paid(op) => op.family().id(),
-        Handler::Index | Handler::LlmsTxt | Handler::OpenApi | Handler::Metrics => "service",
+        Handler::Index
+        | Handler::LlmsTxt
+        | Handler::OpenApi
+        | Handler::WellKnownX402
+        | Handler::Metrics => "service",
     }
 }
 
@@ -216,7 +222,18 @@ async fn handle(
                 .map_err(internal)?
                 .with_headers(headers))
         }
-        Handler::OpenApi => respond::json(200, &describe::openapi()).map_err(internal),
+        Handler::OpenApi => respond::json(
+            200,
+            &openapi::openapi(&|op| price_units(env, op), config::free_limits(env)),
+        )
+        .map_err(internal),
+        Handler::WellKnownX402 => {
+            let origin = req
+                .url()
+                .map(|u| u.origin().ascii_serialization())
+                .map_err(internal)?;
+            respond::json(200, &describe::well_known_x402(&origin)).map_err(internal)
+        }
         Handler::Metrics => {
             let headers = worker::Headers::new();
             let _ = headers.set("content-type", "text/plain; version=0.0.4; charset=utf-8");

@@ -70,6 +70,8 @@ pub struct Claim {
     pub route_id: String,
     /// How the call is bound: its memo, its guard record, the identifier sent to the facilitator.
     pub bound: Bound,
+    /// The route's resource URL as the challenge stated it (forwarded to the facilitator).
+    pub resource_url: String,
     pub price_units: u64,
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
@@ -164,12 +166,42 @@ pub(crate) fn json_response(
         .with_headers(out))
 }
 
-/// The route's resource URL: origin + path, never the query.
-fn resource_url(req: &Request) -> String {
+/// The paid route's resource URL: this request's origin + the route's path (`route_id`), never a
+/// query; a free check's spent allowance names the paid route it upgrades to, not its own path.
+pub(crate) fn resource_url(req: &Request, route_id: &str) -> String {
     match req.url() {
-        Ok(url) => format!("{}{}", url.origin().ascii_serialization(), url.path()),
+        Ok(url) => format!("{}{}", url.origin().ascii_serialization(), route_id),
         Err(_) => String::new(),
     }
+}
+
+/// What the paid route publishes for discovery (its description and `bazaar` declaration).
+fn listing(route_id: &str) -> payment::discovery::RouteListing {
+    let route = crate::edge::routes::find(crate::edge::routes::Verb::Post, route_id);
+    match route {
+        Some(route) => crate::edge::schemas::listing(route),
+        None => payment::discovery::RouteListing {
+            description: format!("context-meter {route_id}"),
+            method: "POST",
+            body_schema: json!({"type": "object"}),
+            body_example: json!({}),
+            output_schema: json!({"type": "object"}),
+            headers: Vec::new(),
+        },
+    }
+}
+
+/// Our own challenge for a claim (no error): the `resource` and `extensions` the facilitator is
+/// sent with the payment.
+pub(crate) fn challenge_of(claim: &Claim) -> Value {
+    payment::payment_required_for(
+        &claim.config,
+        claim.price_units,
+        &claim.bound,
+        &claim.resource_url,
+        &listing(&claim.route_id),
+        None,
+    )
 }
 
 /// The payment configuration from `[vars]` plus the facilitator's fee payer.
@@ -261,10 +293,10 @@ pub(crate) fn refuse(
     if let (402, Some(config), Some(fresh)) = (error.status(), config, asked.fresh) {
         let required = payment::payment_required_for(
             config,
-            asked.route_id,
             asked.price_units,
             fresh,
-            &resource_url(asked.req),
+            &resource_url(asked.req, asked.route_id),
+            &listing(asked.route_id),
             Some(error.code()),
         );
         headers.push(("PAYMENT-REQUIRED", payment::encode_header(&required)));
@@ -293,10 +325,10 @@ fn challenge_with(
 ) -> Result<Response> {
     let required = payment::payment_required_for(
         config,
-        route_id,
         price_units,
         bound,
-        &resource_url(req),
+        &resource_url(req, route_id),
+        &listing(route_id),
         None,
     );
     let retry = if bound.expires_s.is_some() {
@@ -304,12 +336,11 @@ fn challenge_with(
     } else {
         "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key."
     };
+    // The flat refusal shape every other refusal has (`{code, message, <figures>}`).
     let body = json!({
-        "error": {
-            "code": "payment_required",
-            "message": retry,
-            "figures": { "price_units": price_units },
-        },
+        "code": "payment_required",
+        "message": retry,
+        "price_units": price_units,
     });
     json_response(
         402,
@@ -475,6 +506,7 @@ pub async fn gate(
     let mut claim = Claim {
         route_id: route_id.to_owned(),
         bound,
+        resource_url: resource_url(req, route_id),
         price_units,
         checked,
         resumed: None,
@@ -532,7 +564,11 @@ pub async fn gate(
         }
     }
 
-    let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
+    let body = facilitator_request(
+        &claim.checked,
+        &claim.bound.identifier_id,
+        &challenge_of(&claim),
+    );
     // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
     // facilitator had just closed) is retried once before the call is refused unpaid.
     let verdict = facilitator
@@ -607,7 +643,11 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         let _ = release(env, claim.clone()).await;
         return Err(failure(PaymentError::StateUnavailable));
     }
-    let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
+    let body = facilitator_request(
+        &claim.checked,
+        &claim.bound.identifier_id,
+        &challenge_of(claim),
+    );
     let verdict = match facilitator
         .settle_within(&body, tunables.settle_timeout_ms)
         .await

@@ -61,7 +61,11 @@ pub async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator
     }
     if chain == ChainVerdict::Unknown {
         // It can still land (or the chain did not answer): submit the same signed payment again.
-        let body = facilitator_request(&claim.checked, &claim.bound.identifier_id);
+        let body = facilitator_request(
+            &claim.checked,
+            &claim.bound.identifier_id,
+            &crate::edge::payment::challenge_of(claim),
+        );
         let timeout = tunables(env).settle_timeout_ms;
         if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = reconcile::settle_verdict(&answer) {

@@ -116,6 +116,8 @@ pub enum Handler {
     /// `/llms.txt`: the index rendered as Markdown for an agent (llmstxt.org layout).
     LlmsTxt,
     OpenApi,
+    /// `GET /.well-known/x402`: the paid routes' URLs, for indexers that fan out from it.
+    WellKnownX402,
     Metrics,
     /// The family's served criteria or contract document.
     Document(Family),
@@ -167,6 +169,11 @@ pub const ROUTES: &[Route] = &[
         "/openapi.json",
         Handler::OpenApi,
         "OpenAPI 3.1 description of every route",
+    ),
+    get(
+        "/.well-known/x402",
+        Handler::WellKnownX402,
+        "x402 discovery fan-out: the URL of every paid route (x402scan's /.well-known/x402)",
     ),
     get(
         "/metrics",

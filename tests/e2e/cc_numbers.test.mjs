@@ -16,6 +16,10 @@ import * as ref from '../../corpus/context-composition/reference.mjs';
 import { startSvm } from '../x402/stack.mjs';
 import { startFacilitator } from '../x402/facilitator.mjs';
 import { createPaymentHeader } from '../x402/client.mjs';
+import { checkedFetch } from './lib/schema.mjs';
+
+// Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
+const fetch = checkedFetch;
 
 const WORKER_PORT = 8920;
 const SVM_PORT = 8921;

@@ -11,6 +11,10 @@ import { verifyReport } from '../../corpus/verify.mjs';
 import { startSvm } from '../x402/stack.mjs';
 import { startFacilitator } from '../x402/facilitator.mjs';
 import { SVM_PORT, FACILITATOR_PORT } from '../x402/wallets.mjs';
+import { checkedFetch } from './lib/schema.mjs';
+
+// Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
+const fetch = checkedFetch;
 
 let w;
 let key;

@@ -8,6 +8,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker, awake, wallet } from './lib/worker.mjs';
 import { verifyReport } from '../../corpus/verify.mjs';
+import { checkedFetch } from './lib/schema.mjs';
+
+// Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
+const fetch = checkedFetch;
 
 const PER_DAY = 37; // not the published 100: the index must print what is in force
 let w;

@@ -395,7 +395,7 @@ test('errors: every reachable refusal code of every family is static text plus n
   const decode = (b64) => JSON.parse(Buffer.from(b64, 'base64').toString('utf8'));
   const encode = (v) => Buffer.from(JSON.stringify(v)).toString('base64');
   const payCases = [];
-  payCases.push(['payment_header_oversized', keyOf(), 'A'.repeat(9000)]);
+  payCases.push(['payment_header_oversized', keyOf(), 'A'.repeat(12300)]);
   payCases.push(['payment_header_malformed', keyOf(), `%%${K}%%`]);
   payCases.push(['payment_header_malformed', keyOf(), Buffer.from(`{"${K}":`).toString('base64')]);
   payCases.push(['payment_version_unsupported', keyOf(), null, { 'x-payment': encode({ x402Version: 1, [K]: KB }) }]);

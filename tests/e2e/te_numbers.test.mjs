@@ -9,6 +9,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker, wallet } from './lib/worker.mjs';
 import { expect as oracle } from '../../corpus/token-efficiency/oracle.mjs';
+import { checkedFetch } from './lib/schema.mjs';
+
+// Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
+const fetch = checkedFetch;
 
 let w;
 before(async () => {

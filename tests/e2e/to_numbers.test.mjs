@@ -17,6 +17,10 @@ import { startWorker, wallet, ROOT } from './lib/worker.mjs';
 import { startSvm } from '../x402/stack.mjs';
 import { startFacilitator } from '../x402/facilitator.mjs';
 import { createPaymentHeader } from '../x402/client.mjs';
+import { checkedFetch } from './lib/schema.mjs';
+
+// Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
+const fetch = checkedFetch;
 
 const SVM = 8930;
 const FACILITATOR = 8931;

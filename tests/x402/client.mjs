@@ -1,6 +1,7 @@
 // The official x402 client (@x402/fetch wrapFetchWithPayment + @x402/svm ExactSvmScheme with an
 // explicit rpcUrl), usable as a library from node:test. The payment-identifier extension id is set
-// to the request's Idempotency-Key (the worker requires them equal).
+// to the request's Idempotency-Key (the worker requires them equal) with @x402/extensions'
+// appendPaymentIdentifierToExtensions.
 //
 //   const pay = await payingFetch({ rpcUrl, wallet: "client" });
 //   const res = await pay(url, { method: "POST", headers: { "Idempotency-Key": key }, body });
@@ -11,29 +12,19 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from "@x402/core/http";
 import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
+import { appendPaymentIdentifierToExtensions, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { seedOf, NETWORK, SVM_PORT } from "./wallets.mjs";
-
-function paymentIdentifierExtension(id) {
-  return {
-    key: "payment-identifier",
-    enrichPaymentPayload: async (payload, paymentRequired) => {
-      const declared = paymentRequired.extensions?.["payment-identifier"];
-      if (!declared || !id) return payload;
-      return {
-        ...payload,
-        extensions: {
-          ...payload.extensions,
-          "payment-identifier": { ...declared, info: { ...declared.info, id } },
-        },
-      };
-    },
-  };
-}
 
 async function clientFor({ rpcUrl = `http://127.0.0.1:${SVM_PORT}`, wallet = "client", idempotencyKey }) {
   const signer = await createKeyPairSignerFromPrivateKeyBytes(seedOf(wallet));
   const client = new x402Client().register(NETWORK, new ExactSvmScheme(signer, { rpcUrl }));
-  client.registerExtension(paymentIdentifierExtension(idempotencyKey));
+  // The payment-identifier id is set by the extension's own client helper, as its docs show: in a
+  // before-payment-creation hook, on the challenge's extensions the payload is built from.
+  if (idempotencyKey) {
+    client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+      if (paymentRequired.extensions?.[PAYMENT_IDENTIFIER]) appendPaymentIdentifierToExtensions(paymentRequired.extensions, idempotencyKey);
+    });
+  }
   return { client, address: signer.address };
 }
 

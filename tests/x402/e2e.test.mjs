@@ -277,7 +277,7 @@ test("expired blockhash: passes local checks, fails verify, nothing moves", { sk
 
 test("oversized, non-base64 and x402 v1 headers are refused", { skip }, async () => {
   const before = await merchantBalance();
-  await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": "A".repeat(9000) } }), 400, "oversized");
+  await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": "A".repeat(12300) } }), 400, "oversized");
   await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": "%%% not base64 %%%" } }), 400, "non-base64");
   await assertRefusedUnconsumed(await post(A, { key: newKey(), headers: { "X-PAYMENT": "eyJ4NDAyVmVyc2lvbiI6MX0=" } }), 400, "v1");
   await assertNothingMoved(before, "bad headers");

@@ -5,7 +5,8 @@
 //
 // Usage: node tests/x402/facilitator.mjs [--port N] [--rpc URL] [--keep-alive-ms N]
 //        (prints one JSON line when ready)
-// Library: startFacilitator({ port, rpcUrl, keepAliveMs, faults, evm }) → { url, feePayer, close(), fault() }.
+// Library: startFacilitator({ port, rpcUrl, keepAliveMs, faults, evm }) → { url, feePayer, close(), fault(),
+// settled, discovered } (discovered: @x402/extensions' bazaar extraction of each payload received).
 // evm (optional): { rpcUrl, privateKey, network } also registers @x402/evm's ExactEvmScheme (facilitator
 // side, a viem wallet client as its signer) for that network, beside the Solana scheme.
 // keepAliveMs: how long an idle keep-alive connection stays open (Node's default, 5 s, when unset).
@@ -30,6 +31,7 @@ import { pathToFileURL } from "node:url";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { toFacilitatorSvmSigner } from "@x402/svm";
+import { extractDiscoveryInfo } from "@x402/extensions/bazaar";
 import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
 import { seedOf, NETWORK, FACILITATOR_PORT, SVM_PORT } from "./wallets.mjs";
 import { evmFacilitatorScheme } from "./evm/facilitator-evm.mjs";
@@ -110,6 +112,9 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
   };
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const settled = []; // every settle outcome of this facilitator: { success, transaction, fault }
+  // What a cataloguing facilitator would list: the official bazaar extraction (it validates the
+  // declaration's info against its schema) of every /verify and /settle payload, or null.
+  const discovered = [];
   const keypair = await createKeyPairSignerFromPrivateKeyBytes(seedOf("feePayer"));
   const facilitator = new x402Facilitator().register(
     NETWORK,
@@ -142,6 +147,7 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
         const body = await readJson(req);
         const { paymentPayload, paymentRequirements } = body ?? {};
         if (!paymentPayload || !paymentRequirements) return send(res, 400, { error: "paymentPayload and paymentRequirements are required" });
+        discovered.push({ at: req.url, info: extractDiscoveryInfo(paymentPayload, paymentRequirements) });
         if (req.url === "/verify") {
           const injected = take("verify");
           if (injected?.mode === "stall") await sleep(injected.stallMs);
@@ -180,6 +186,7 @@ export async function startFacilitator({ port = FACILITATOR_PORT, rpcUrl = `http
     demand,
     auth,
     settled,
+    discovered,
     close: () =>
       new Promise((resolve) => {
         server.close(resolve);

@@ -7,16 +7,34 @@ use crate::engine::base58;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
 
-/// Body of the facilitator's `/verify` and `/settle` requests: a payload rebuilt from the checked
-/// parts only (nothing else the client sent is forwarded).
-pub fn facilitator_request(checked: &CheckedPayment, idempotency_key: &str) -> Value {
+/// Body of the facilitator's `/verify` and `/settle` requests: `{x402Version, paymentPayload,
+/// paymentRequirements}` as `@x402/core`'s HTTPFacilitatorClient sends them. The payload is rebuilt
+/// from the checked parts and our own challenge `required` (from [`payment_required`] without an
+/// error): its `resource` and declared `extensions` (the `bazaar` declaration, so a facilitator that
+/// catalogues services can list this route, and `payment-identifier` with the call's id), as a
+/// stock client echoes them. Nothing else the client sent is forwarded.
+pub fn facilitator_request(
+    checked: &CheckedPayment,
+    idempotency_key: &str,
+    required: &Value,
+) -> Value {
+    let mut extensions = required
+        .get("extensions")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    extensions.insert(
+        PAYMENT_IDENTIFIER.into(),
+        json!({ "info": { "required": true, "id": idempotency_key } }),
+    );
     json!({
         "x402Version": X402_VERSION,
         "paymentPayload": {
             "x402Version": X402_VERSION,
+            "resource": required.get("resource").cloned().unwrap_or(Value::Null),
             "accepted": checked.requirements,
             "payload": { "transaction": checked.transaction_base64 },
-            "extensions": { PAYMENT_IDENTIFIER: { "info": { "required": true, "id": idempotency_key } } },
+            "extensions": extensions,
         },
         "paymentRequirements": checked.requirements,
     })

@@ -20,6 +20,7 @@
 
 pub mod binding;
 pub mod cdp_jwt;
+pub mod discovery;
 pub mod evm;
 pub mod facilitator;
 pub mod guard;
@@ -46,8 +47,11 @@ use transaction::MessageVersion;
 
 /// The x402 protocol version spoken.
 pub const X402_VERSION: u64 = 2;
-/// Largest `PAYMENT-SIGNATURE` header accepted, in bytes of header text.
-pub const MAX_PAYMENT_HEADER_BYTES: usize = 8192;
+/// Largest `PAYMENT-SIGNATURE` header accepted, in bytes of header text. A stock client echoes the
+/// challenge's `resource` and `extensions` into it, and the pack's `bazaar` declaration carries its
+/// contract's input and output schemas: its largest echo is 10,044 bytes (held under this cap by
+/// `edge::schemas` tests), so 12 KiB (headers stay under the 16 KiB a Node proxy admits).
+pub const MAX_PAYMENT_HEADER_BYTES: usize = 12_288;
 /// Largest base64 transaction accepted (base64 of a 1,232-byte wire transaction).
 pub const MAX_TRANSACTION_BASE64: usize = 1644;
 /// Compute-unit limit ceiling (the official client asks for 20,000).
@@ -198,6 +202,52 @@ pub enum PaymentError {
 }
 
 impl PaymentError {
+    /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
+    pub const ALL: [PaymentError; 39] = {
+        use PaymentError::*;
+        [
+            IdempotencyKeyInvalid,
+            HeaderOversized,
+            HeaderMalformed,
+            VersionUnsupported,
+            IdentifierMismatch,
+            RequirementsMismatch,
+            TransactionMalformed,
+            TransactionVersion,
+            LookupTables,
+            FeePayerMismatch,
+            SignersInvalid,
+            InstructionLayout,
+            MemoCount,
+            ComputeBudgetInvalid,
+            ComputeLimitTooHigh,
+            ComputePriceTooHigh { cap: 0 },
+            FeePayerInInstruction,
+            InvalidMint,
+            InvalidDecimals,
+            InvalidPayee,
+            InvalidAmount { expected: 0 },
+            InvalidMemo,
+            SignatureInvalid,
+            VerifyRejected,
+            FacilitatorUnavailable,
+            SettlementFailed,
+            SettlementPending,
+            Replayed,
+            InProgress,
+            BoundElsewhere,
+            ConfigInvalid,
+            Uncertain { retry_after_s: 0 },
+            SettlementReleased,
+            IdempotencyConflict,
+            RetryInputInvalid,
+            ProofConflict,
+            RetryTooEarly { retry_after_s: 0 },
+            RateLimited { retry_after_s: 0 },
+            StateUnavailable,
+        ]
+    };
+
     /// Seconds for a `Retry-After` header, for the refusals that carry one.
     pub fn retry_after_s(&self) -> Option<u64> {
         match self {
@@ -418,19 +468,20 @@ pub fn payment_required(
     price_units: u64,
     idempotency_key: &str,
     resource_url: &str,
+    listing: &discovery::RouteListing,
     error: Option<&'static str>,
 ) -> Value {
     let bound = binding::by_key(route_id, idempotency_key, true);
-    payment_required_for(config, route_id, price_units, &bound, resource_url, error)
+    payment_required_for(config, price_units, &bound, resource_url, listing, error)
 }
 
 /// The `PaymentRequired` object for a resolved binding (its memo and its identifier rule).
 pub fn payment_required_for(
     config: &PaymentConfig,
-    route_id: &str,
     price_units: u64,
     bound: &binding::Bound,
     resource_url: &str,
+    listing: &discovery::RouteListing,
     error: Option<&'static str>,
 ) -> Value {
     let mut object = Map::new();
@@ -442,8 +493,9 @@ pub fn payment_required_for(
         "resource".into(),
         json!({
             "url": resource_url,
-            "description": format!("context-meter {route_id}"),
+            "description": listing.description,
             "mimeType": "application/json",
+            "serviceName": "context-meter",
         }),
     );
     let mut accepts = vec![requirements_with_memo(config, price_units, &bound.memo)];
@@ -451,7 +503,10 @@ pub fn payment_required_for(
     object.insert("accepts".into(), Value::Array(accepts));
     object.insert(
         "extensions".into(),
-        json!({ PAYMENT_IDENTIFIER: binding::identifier_declaration(bound.identifier_required) }),
+        json!({
+            PAYMENT_IDENTIFIER: binding::identifier_declaration(bound.identifier_required),
+            discovery::BAZAAR: discovery::bazaar_declaration(listing),
+        }),
     );
     Value::Object(object)
 }

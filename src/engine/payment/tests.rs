@@ -192,6 +192,17 @@ fn idempotency_key_syntax() {
     assert!(!is_valid_idempotency_key("abcdefghijklmnopé"));
 }
 
+fn listing() -> discovery::RouteListing {
+    discovery::RouteListing {
+        description: "a test route".into(),
+        method: "POST",
+        body_schema: json!({"type": "object"}),
+        body_example: json!({"a": 1}),
+        output_schema: json!({"type": "object"}),
+        headers: vec![("Idempotency-Key", "k")],
+    }
+}
+
 #[test]
 fn challenge_has_the_x402_v2_shape() {
     let cfg = config();
@@ -201,6 +212,7 @@ fn challenge_has_the_x402_v2_shape() {
         PRICE,
         KEY,
         "https://cm.example/token-efficiency/budget",
+        &listing(),
         None,
     );
     let decoded: Value =
@@ -227,7 +239,20 @@ fn challenge_has_the_x402_v2_shape() {
         true
     );
     assert!(decoded.get("error").is_none());
-    let refused = payment_required(&cfg, ROUTE, PRICE, KEY, "u", Some("payment_invalid_amount"));
+    assert_eq!(
+        decoded["extensions"]["bazaar"],
+        discovery::bazaar_declaration(&listing())
+    );
+    assert_eq!(decoded["resource"]["description"], "a test route");
+    let refused = payment_required(
+        &cfg,
+        ROUTE,
+        PRICE,
+        KEY,
+        "u",
+        &listing(),
+        Some("payment_invalid_amount"),
+    );
     assert_eq!(refused["error"], "payment_invalid_amount");
 }
 
@@ -264,7 +289,27 @@ fn a_standard_payment_passes() {
     assert_eq!(checked.fee_lamports, 10_001);
     assert!(!checked.house);
     assert_eq!(checked.transaction_base64, STANDARD.encode(&bytes));
-    let body = facilitator_request(&checked, KEY);
+    let required = payment_required(
+        &cfg,
+        ROUTE,
+        PRICE,
+        KEY,
+        "https://cm.example/r",
+        &listing(),
+        None,
+    );
+    let body = facilitator_request(&checked, KEY, &required);
+    // The payload carries our challenge's resource and declared extensions, as a stock client
+    // echoes them, with the payment-identifier id of this call.
+    assert_eq!(body["paymentPayload"]["resource"], required["resource"]);
+    assert_eq!(
+        body["paymentPayload"]["extensions"]["bazaar"],
+        required["extensions"]["bazaar"]
+    );
+    assert_eq!(
+        body["paymentPayload"]["extensions"]["payment-identifier"]["info"]["id"],
+        KEY
+    );
     assert_eq!(
         body["paymentRequirements"],
         requirements(&cfg, ROUTE, PRICE, KEY)

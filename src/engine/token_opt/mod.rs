@@ -87,6 +87,30 @@ pub enum Refusal {
     ToonOptionsInvalid,
 }
 
+impl Refusal {
+    /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
+    pub const ALL: [Refusal; 15] = [
+        Refusal::BodyTooLarge { cap: 0 },
+        Refusal::BodyNotUtf8,
+        Refusal::MalformedBody,
+        Refusal::BodyNotObject,
+        Refusal::UnknownField,
+        Refusal::NoLeverRequested,
+        Refusal::C9QueryInvalid,
+        Refusal::C9CandidateInvalid { index: 0 },
+        Refusal::C9PerCategoryInvalid,
+        Refusal::FilterInvalid,
+        Refusal::FilterRequiredMissing {
+            missing: 0,
+            first_index: 0,
+        },
+        Refusal::TruncateInvalid,
+        Refusal::SchemaToolInvalid { index: 0 },
+        Refusal::PayloadMissing,
+        Refusal::ToonOptionsInvalid,
+    ];
+}
+
 impl ClosedError for Refusal {
     fn code(&self) -> &'static str {
         match self {

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// A minimal agent on the stock x402 clients: pay two context-meter routes in USDC on Solana, then
+// verify each signed report offline. Nothing here is specific to context-meter but the last step.
+//
+//   CM_URL=https://<worker>  SOLANA_RPC_URL=https://<rpc>  PAYER_KEYPAIR=~/.config/solana/id.json \
+//     node examples/solana/pay-and-verify.mjs
+//
+// PAYER_KEYPAIR is a Solana CLI keypair file (a JSON array of 64 bytes: seed, then public key) whose
+// wallet holds USDC of the worker's network. Prints one JSON line per call; exits 1 if any call is
+// not delivered or any signature does not verify.
+import { createHash, createPublicKey, verify } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
+import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
+
+const CM_URL = process.env.CM_URL ?? "http://127.0.0.1:8787";
+const RPC_URL = process.env.SOLANA_RPC_URL ?? "http://127.0.0.1:8899";
+const KEYPAIR = (process.env.PAYER_KEYPAIR ?? "~/.config/solana/id.json").replace(/^~/, homedir());
+
+// 1. The payer: a stock x402 client with the Solana `exact` scheme for every Solana network.
+const seed = Uint8Array.from(JSON.parse(readFileSync(KEYPAIR, "utf8"))).slice(0, 32);
+const signer = await createKeyPairSignerFromPrivateKeyBytes(seed);
+const client = new x402Client().register("solana:*", new ExactSvmScheme(signer, { rpcUrl: RPC_URL }));
+
+// 2. Idempotency: one payment id per operation, sent as the Idempotency-Key header and set in the
+//    challenge's payment-identifier extension by the extension's own helper (the worker requires
+//    the two equal; a retry with the same id and body is never charged twice).
+let paymentId;
+client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+  paymentRequired.extensions ??= {};
+  appendPaymentIdentifierToExtensions(paymentRequired.extensions, paymentId);
+});
+const pay = wrapFetchWithPayment(fetch, client);
+
+// 3. Offline verification: Ed25519 over the RFC 8785 (JCS) bytes of the report without its
+//    `signature` member (the pack's report is signed as sent, its signature in Report-Signature).
+const jcs = (v) =>
+  v === null || typeof v !== "object" ? JSON.stringify(v)
+  : Array.isArray(v) ? `[${v.map(jcs).join(",")}]`
+  : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(",")}}`;
+function verifies(report, publicKeyB64, detachedHeader) {
+  const { signature: member, ...unsigned } = report;
+  const signature = detachedHeader ? JSON.parse(Buffer.from(detachedHeader, "base64").toString("utf8")) : member;
+  const keyId = createHash("sha256").update(Buffer.from(publicKeyB64, "base64")).digest("hex").slice(0, 16);
+  if (signature?.alg !== "Ed25519" || signature.key_id !== keyId) return false;
+  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(publicKeyB64, "base64").toString("base64url") }, format: "jwk" });
+  return verify(null, Buffer.from(jcs(detachedHeader ? report : unsigned), "utf8"), key, Buffer.from(signature.sig, "base64"));
+}
+
+// The signing key and the request examples come from the worker's own documents (fetch them once;
+// verification itself needs no network).
+const index = await (await fetch(`${CM_URL}/`)).json();
+const openapi = await (await fetch(`${CM_URL}/openapi.json`)).json();
+const exampleBody = (path) => openapi.paths[path].post.requestBody.content["application/json"].example;
+
+let failed = false;
+for (const path of ["/token-efficiency/budget", "/v1/x402/context-budget-pack"]) {
+  paymentId = generatePaymentId();
+  const res = await pay(`${CM_URL}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "Idempotency-Key": paymentId },
+    body: JSON.stringify(exampleBody(path)),
+  });
+  const report = await res.json();
+  const settled = res.headers.get("PAYMENT-RESPONSE");
+  const verified = res.ok && verifies(report, index.signing.public_key, res.headers.get("Report-Signature") ?? undefined);
+  failed ||= !verified;
+  console.log(JSON.stringify({
+    path,
+    status: res.status,
+    paid_units: openapi.paths[path].post["x-access"].usdc_units,
+    transaction: settled ? decodePaymentResponseHeader(settled).transaction : null,
+    verified,
+    ...(res.ok ? {} : { code: report.code }),
+  }));
+}
+process.exit(failed ? 1 : 0);

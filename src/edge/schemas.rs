@@ -1,0 +1,351 @@
+//! The published schemas of every route, read by the OpenAPI document and the x402 `bazaar`
+//! discovery declaration alike: request bodies (the criteria's input contracts, the pack
+//! contract's `inputSchema`), delivered bodies (the pack contract's `outputSchema`, signed in the
+//! `Report-Signature` header; a report with a `signature` member elsewhere), and the one flat
+//! refusal shape `{code, message, <figures>}` with each route's closed codes.
+//!
+//! The criteria state their input contracts in prose; the request schemas here are those texts
+//! as JSON Schema (draft 2020-12), no stricter than the free validation that enforces them.
+
+use crate::edge::error::EdgeError;
+use crate::edge::routes::{Family, Handler, PaidOp, Route};
+use crate::engine::payment::discovery::RouteListing;
+use crate::engine::payment::PaymentError;
+use crate::engine::{budget_pack, composition, token_efficiency, token_opt, ClosedError};
+use serde_json::{json, Value};
+
+/// A Solana address as the free tier's `caller` takes it.
+fn wallet() -> Value {
+    json!({"type": "string", "pattern": "^[1-9A-HJ-NP-Za-km-z]{32,44}$",
+           "description": "Solana address (base58 of 32 bytes): the free tier's wallet"})
+}
+
+fn token_efficiency_request(with_caller: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "required": ["payload", "budget_tokens"],
+        "properties": {
+            "payload": {"type": "string", "description": "The tool or search result to check, as text or JSON text"},
+            "budget_tokens": {"type": "integer", "minimum": 1, "description": "The budget the payload must fit, in cl100k_base tokens"},
+            "keep_fields": {"type": "array", "items": {"type": "string"}, "description": "Dot paths over object keys protected from removal"},
+            "reserve_tokens": {"type": "integer", "minimum": 0, "description": "Held back from the budget; must be below budget_tokens"},
+        },
+        "additionalProperties": false,
+    });
+    if with_caller {
+        schema["properties"]["caller"] = wallet();
+    }
+    schema
+}
+
+fn composition_request() -> Value {
+    json!({
+        "type": "object",
+        "required": ["envelope_version", "declared_format_id", "record"],
+        "properties": {
+            "envelope_version": {"const": composition::envelope::ENVELOPE_VERSION},
+            "declared_format_id": {"enum": ["letta-af", "anthropic-messages", "generic-message-list"],
+                                   "description": "The record's format, declared, never sniffed"},
+            "declared_format_version": {"type": "string"},
+            "record": {"type": ["object", "array"], "description": "Exactly one session record in the declared format, inline"},
+            "harness_stated_counts": {"type": "object", "properties": {
+                "per_message": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 0}},
+                "total": {"type": "integer", "minimum": 0}}},
+            "criteria_ack": {},
+            "caller": wallet(),
+        },
+        "description": "context-composition-envelope/1; unknown top-level members are counted and dropped",
+    })
+}
+
+fn levers_request() -> Value {
+    json!({
+        "type": "object",
+        "minProperties": 1,
+        "properties": {
+            "c9": {"type": "object", "required": ["candidates"], "additionalProperties": false, "properties": {
+                "query": {"type": "string"},
+                "candidates": {"type": "array", "items": {"type": "object", "required": ["id", "category", "score", "text"],
+                    "additionalProperties": false, "properties": {"id": {"type": "string"}, "category": {"type": "string"},
+                    "score": {"type": "number"}, "text": {"type": "string"}}}},
+                "per_category": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": false,
+                    "properties": {"top_k": {"type": "integer", "minimum": 0}, "cutoff": {"type": "number"}}}}}},
+            "filter": {"type": "object", "required": ["response", "allowed"], "additionalProperties": false, "properties": {
+                "response": {"type": "object"},
+                "allowed": {"type": "array", "items": {"type": "string"}},
+                "required": {"type": "array", "items": {"type": "string"}}}},
+            "truncate": {"type": "object", "required": ["blocks", "max_chars"], "additionalProperties": false, "properties": {
+                "blocks": {"type": "array", "items": {"type": "string"}},
+                "max_chars": {"type": "integer", "minimum": 0}}},
+            "schema": {"type": "object", "required": ["tools"], "additionalProperties": false, "properties": {
+                "tools": {"type": "array", "items": {"type": "object", "required": ["name"], "additionalProperties": false,
+                    "properties": {"name": {"type": "string"}, "full": {"type": "string"}, "slim": {"type": "string"},
+                                   "detail_fetches": {"type": "integer", "minimum": 0}}}}}},
+        },
+        "additionalProperties": false,
+    })
+}
+
+fn toon_request() -> Value {
+    json!({
+        "type": "object",
+        "required": ["payload"],
+        "properties": {
+            "payload": {"description": "The JSON value to encode as TOON"},
+            "delimiter": {"enum": [",", "\t", "|"]},
+            "indent_size": {"type": "integer", "minimum": 1, "maximum": 8},
+        },
+        "additionalProperties": false,
+    })
+}
+
+fn pack_contract() -> Value {
+    budget_pack::criteria()
+}
+
+/// JSON Schema of the route's request body (None for the GET routes).
+pub fn request_schema(handler: Handler) -> Option<Value> {
+    Some(match handler {
+        Handler::Free(Family::TokenEfficiency) => token_efficiency_request(true),
+        Handler::Paid(PaidOp::TokenEfficiencyBudget) => token_efficiency_request(false),
+        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
+            composition_request()
+        }
+        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
+            pack_contract()["inputSchema"].clone()
+        }
+        Handler::Paid(PaidOp::TokenOptLevers) => levers_request(),
+        Handler::Paid(PaidOp::TokenOptToon) => toon_request(),
+        _ => return None,
+    })
+}
+
+/// A request body that satisfies [`request_schema`] (None for the GET routes).
+pub fn request_example(handler: Handler) -> Option<Value> {
+    Some(match handler {
+        Handler::Free(Family::TokenEfficiency) | Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
+            json!({"payload": "{\"items\":[{\"id\":1,\"note\":\"a\"},{\"id\":2,\"note\":\"b\"}]}", "budget_tokens": 12})
+        }
+        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
+            json!({"envelope_version": composition::envelope::ENVELOPE_VERSION,
+                   "declared_format_id": "generic-message-list",
+                   "record": {"messages": [{"role": "user", "text": "Summarise the report."}]}})
+        }
+        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
+            pack_contract()["exampleInput"].clone()
+        }
+        Handler::Paid(PaidOp::TokenOptLevers) => {
+            json!({"truncate": {"blocks": ["alpha beta gamma", "delta"], "max_chars": 8}})
+        }
+        Handler::Paid(PaidOp::TokenOptToon) => {
+            json!({"payload": {"rows": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}})
+        }
+        _ => return None,
+    })
+}
+
+/// The `signature` member of a signed report.
+pub fn signature_schema() -> Value {
+    json!({"type": "object", "required": ["alg", "key_id", "sig"], "additionalProperties": false,
+           "properties": {"alg": {"const": "Ed25519"}, "key_id": {"type": "string"},
+                          "sig": {"type": "string", "contentEncoding": "base64"}},
+           "description": "Ed25519 over the RFC 8785 (JCS) bytes of the body without this member"})
+}
+
+/// JSON Schema of the route's delivered body (2xx; also the signed could-not-measure 422).
+pub fn report_schema(handler: Handler) -> Value {
+    match handler {
+        Handler::Paid(PaidOp::BudgetPack) => pack_contract()["outputSchema"].clone(),
+        Handler::Free(Family::BudgetPack) => json!({
+            "type": "object",
+            "required": ["operation", "version", "valid"],
+            "properties": {"operation": {"const": "context-budget-pack"}, "valid": {"type": "boolean"}},
+            "description": "Preflight figures; signed in the Report-Signature header"}),
+        _ => json!({
+            "type": "object",
+            "required": ["signature"],
+            "properties": {"signature": signature_schema()},
+            "description": "Signed report; its members are described by the family's served criteria"}),
+    }
+}
+
+/// Whether the route's report is signed in the `Report-Signature` header (the pack's published
+/// output schema is closed) rather than in a `signature` member.
+pub fn signs_in_header(handler: Handler) -> bool {
+    matches!(
+        handler,
+        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack)
+    )
+}
+
+fn closed<E: ClosedError>(errors: &[E]) -> Vec<(&'static str, u16)> {
+    errors.iter().map(|e| (e.code(), e.status())).collect()
+}
+
+fn family_refusals(family: Family) -> Vec<(&'static str, u16)> {
+    match family {
+        Family::TokenEfficiency => closed(&token_efficiency::Refusal::ALL),
+        Family::ContextComposition => closed(&composition::Refusal::ALL),
+        Family::BudgetPack => closed(&budget_pack::Refusal::catalogue()),
+        Family::TokenOpt => closed(&token_opt::Refusal::ALL),
+    }
+}
+
+/// Every closed refusal `(code, HTTP status)` the route can answer with, sorted, once each.
+pub fn refusals(handler: Handler) -> Vec<(&'static str, u16)> {
+    let edge: Vec<EdgeError> = match handler {
+        // A body route: every edge error but the 404 (answered as NOT COVERED text).
+        Handler::Free(_) | Handler::Paid(_) => EdgeError::ALL
+            .into_iter()
+            .filter(|e| *e != EdgeError::NotCovered)
+            .collect(),
+        // A document route reads no body: only the configuration and runtime can fail.
+        _ => vec![EdgeError::Misconfigured, EdgeError::Internal],
+    };
+    let mut codes = closed(&edge);
+    match handler {
+        Handler::Free(family) => {
+            codes.extend(family_refusals(family));
+            codes.extend([("caller_invalid", 400), ("caller_missing", 400)]);
+            codes.extend([("free_tier_exhausted", 402), ("free_tier_too_early", 402)]);
+        }
+        Handler::Paid(op) => {
+            codes.extend(family_refusals(op.family()));
+            codes.extend(closed(&PaymentError::ALL));
+            codes.push(("payment_required", 402));
+        }
+        _ => {}
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    codes
+}
+
+/// The flat refusal body every route answers with: `{code, message, <figures>}`; `payment` says
+/// what happened to the money, `paid_route` and `idempotency_key` come with a spent free allowance.
+pub fn refusal_schema(codes: &[&'static str]) -> Value {
+    json!({
+        "type": "object",
+        "required": ["code", "message"],
+        "properties": {
+            "code": {"enum": codes},
+            "message": {"type": "string", "description": "Static text: never any part of the request"},
+            "payment": {"type": "string"},
+            "paid_route": {"type": "string"},
+            "idempotency_key": {"type": "string"},
+        },
+        "additionalProperties": {"type": "integer", "minimum": 0, "description": "Figures: numbers only"},
+    })
+}
+
+/// What the paid route publishes for x402 discovery (`bazaar`).
+pub fn listing(route: &Route) -> RouteListing {
+    RouteListing {
+        description: format!("context-meter {}: {}", route.path, route.summary),
+        method: route.verb.as_str(),
+        body_schema: request_schema(route.handler).unwrap_or_else(|| json!({"type": "object"})),
+        body_example: request_example(route.handler).unwrap_or_else(|| json!({})),
+        output_schema: report_schema(route.handler),
+        headers: vec![("Idempotency-Key", "0123456789abcdef0123456789abcdef")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::routes::ROUTES;
+
+    /// Each example passes the route's own free validation (the engine's parse), so the body the
+    /// discovery declaration offers an agent is one the route accepts.
+    #[test]
+    fn every_example_passes_the_routes_free_validation() {
+        let mut checked = 0;
+        for route in ROUTES {
+            let Some(example) = request_example(route.handler) else {
+                continue;
+            };
+            let bytes = serde_json::to_vec(&example).unwrap();
+            if let Err(refusal) = crate::edge::families::parse(route.handler, &bytes) {
+                panic!("{}: {}", route.path, refusal.code());
+            }
+            assert!(request_schema(route.handler).is_some(), "{}", route.path);
+            checked += 1;
+        }
+        let posts = ROUTES
+            .iter()
+            .filter(|r| r.verb == crate::edge::routes::Verb::Post)
+            .count();
+        assert_eq!(checked, posts);
+        assert!(posts > 0);
+    }
+
+    #[test]
+    fn codes_are_closed_and_route_specific() {
+        let codes = |h| -> Vec<&str> { refusals(h).into_iter().map(|(c, _)| c).collect() };
+        let levers = codes(Handler::Paid(PaidOp::TokenOptLevers));
+        assert!(levers.contains(&"no_lever_requested"));
+        assert!(levers.contains(&"PAYMENT_UNCERTAIN"));
+        assert!(!levers.contains(&composition::Refusal::RecordRequired.code()));
+        let precheck = codes(Handler::Free(Family::TokenEfficiency));
+        assert!(precheck.contains(&"free_tier_exhausted"));
+        assert!(!precheck.contains(&"no_lever_requested"));
+        assert!(!precheck.contains(&"not_covered"));
+        assert!(
+            refusals(Handler::Paid(PaidOp::TokenOptLevers)).contains(&("PAYMENT_UNCERTAIN", 409))
+        );
+    }
+}
+
+#[cfg(test)]
+mod header_size {
+    use super::*;
+    use crate::edge::routes::ROUTES;
+    use crate::engine::payment::{
+        encode_header, payment_required, PaymentConfig, MAX_PAYMENT_HEADER_BYTES,
+        MAX_TRANSACTION_BASE64, SOLANA_DEVNET,
+    };
+
+    /// A stock client echoes the challenge's `resource` and `extensions` (the bazaar declaration
+    /// included) into `PAYMENT-SIGNATURE`: the echo of every paid route's challenge, with the
+    /// longest key, a long origin and the largest transaction, fits the header cap.
+    #[test]
+    fn a_stock_clients_echo_of_every_challenge_fits_the_payment_header_cap() {
+        let config = PaymentConfig {
+            network: SOLANA_DEVNET.into(),
+            asset: "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU".into(),
+            pay_to: "GyGKxMyg1p9SsHfm15MkNUu1u9TN2JtTspcdmrtGUdse".into(),
+            max_timeout_seconds: 60,
+            fee_payer: "AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9".into(),
+            cu_price_cap_microlamports: 5_000_000,
+            house_wallets: Vec::new(),
+            evm: Default::default(),
+        };
+        let key = "k".repeat(128);
+        let mut largest = 0;
+        for route in ROUTES
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+        {
+            let url = format!("https://{}.example{}", "x".repeat(200), route.path);
+            let required = payment_required(
+                &config,
+                route.path,
+                u64::MAX,
+                &key,
+                &url,
+                &listing(route),
+                None,
+            );
+            let mut extensions = required["extensions"].clone();
+            extensions["payment-identifier"]["info"]["id"] = Value::from(key.clone());
+            let echo = json!({"x402Version": 2, "resource": required["resource"],
+                "accepted": required["accepts"][0],
+                "payload": {"transaction": "A".repeat(MAX_TRANSACTION_BASE64)},
+                "extensions": extensions});
+            let size = encode_header(&echo).len();
+            largest = largest.max(size);
+            assert!(size <= MAX_PAYMENT_HEADER_BYTES, "{}: {size}", route.path);
+        }
+        eprintln!("largest echoed PAYMENT-SIGNATURE: {largest} bytes");
+    }
+}
