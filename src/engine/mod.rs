@@ -4,9 +4,8 @@
 
 pub mod allowance;
 pub mod budget_pack;
-pub mod canonical;
 pub mod composition;
-pub mod json_lexeme;
+pub mod jsjson;
 pub mod payment;
 pub mod sign;
 #[cfg(test)]

@@ -13,7 +13,6 @@
 //! from the input reaches a refusal or the ledger.
 
 mod contract;
-pub mod json;
 pub mod pack;
 pub mod refusal;
 pub mod report;

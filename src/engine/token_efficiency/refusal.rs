@@ -3,7 +3,7 @@
 
 use crate::engine::ClosedError;
 
-use super::json::MAX_DEPTH;
+use super::payload::MAX_DEPTH;
 use super::BODY_CAP;
 
 /// Largest budget_tokens / reserve_tokens accepted (2^53).

@@ -13,7 +13,7 @@
 //!   detail_fetches multiplies a count) rounded exactly as JavaScript rounds the same operations.
 
 use super::json_js::{compact, js_length, to_js_key_order};
-use crate::engine::canonical::{js_number, push_js_number};
+use crate::engine::jsjson::{js_number, push_js_number};
 use crate::engine::tokenizer;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

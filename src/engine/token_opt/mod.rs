@@ -16,7 +16,7 @@ pub mod toon;
 
 pub use criteria::{criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256};
 
-use crate::engine::canonical::js_number;
+use crate::engine::jsjson::js_number;
 use crate::engine::time::iso8601_millis;
 use crate::engine::{ClosedError, Delivery, LedgerValue};
 use json_js::{compact, js_length, to_js_key_order};
