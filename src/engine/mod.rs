@@ -54,6 +54,21 @@ pub struct Delivery {
     pub ledger: Vec<(&'static str, LedgerValue)>,
 }
 
+impl Delivery {
+    /// A delivered, chargeable result (200): the paid substance reached the payer.
+    pub fn delivered(
+        report: serde_json::Map<String, serde_json::Value>,
+        ledger: Vec<(&'static str, LedgerValue)>,
+    ) -> Delivery {
+        Delivery {
+            status: 200,
+            chargeable: true,
+            report,
+            ledger,
+        }
+    }
+}
+
 pub mod base58;
 
 impl<E: ClosedError + 'static> From<E> for Box<dyn ClosedError> {

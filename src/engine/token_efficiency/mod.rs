@@ -120,12 +120,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     let submitted = tokenizer::Tokenized::new(&req.canonical);
     let shaping = shape_submission(req, &submitted)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
-    Ok(Delivery {
-        status: 200,
-        chargeable: true,
-        report,
-        ledger,
-    })
+    Ok(Delivery::delivered(report, ledger))
 }
 
 #[cfg(test)]

@@ -99,8 +99,6 @@ enum KeepPath {
     Unmatchable,
 }
 
-/// The canonical text of a JSON string literal's content read back as Rust text, with each lone
-
 fn slice_chars(text: &str, start: usize, end: usize) -> &str {
     let (a, _) = tokenizer::char_boundary(text, start);
     let (b, _) = tokenizer::char_boundary(&text[a..], end - start);

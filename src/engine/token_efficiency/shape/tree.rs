@@ -7,6 +7,7 @@ use crate::engine::jsjson::lexeme::plain_run;
 use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
 
+/// The canonical text of a JSON string literal's content read back as Rust text, with each lone
 /// surrogate left as its six-character escape (`\ud800`), as receipt paths spell it; `None` when a
 /// lone surrogate is present and `keep_lone` is false.
 fn literal_text(content: &str, keep_lone: bool) -> Option<String> {
