@@ -232,7 +232,8 @@ impl<'a> Cursor<'a> {
                         }
                         let key = self.plain_string_slice(specials)?;
                         let name = &key[1..key.len() - 1];
-                        if array_index_of(name).is_some() {
+                        let digit_first = name.as_bytes().first().is_some_and(u8::is_ascii_digit);
+                        if digit_first && array_index_of(name).is_some() {
                             return None;
                         }
                         let own = &keys[base..];

@@ -56,15 +56,14 @@ pub fn canonical_form(
         Some(offsets) => Specials::Known { offsets, next: 0 },
         None => Specials::Scan,
     };
-    // Monomorphic either way: without the census the walk observes nothing.
-    let (walked, untouched) = if take_census {
-        let mut census = Census::new(payload.len());
-        let walked = jsjson::fast_canonical_with(&payload, specials, MAX_DEPTH, &mut census);
-        (walked, census.untouched())
+    // One observer type either way (a census that is off records nothing), so the walk is
+    // compiled once: the worker's size, and the same code on both paths.
+    let mut census = if take_census {
+        Census::new(payload.len())
     } else {
-        let walked = jsjson::fast_canonical_with(&payload, specials, MAX_DEPTH, &mut ());
-        (walked, false)
+        Census::off()
     };
+    let walked = jsjson::fast_canonical_with(&payload, specials, MAX_DEPTH, &mut census);
     let (text, is_json, unchanged) = match walked {
         Some(Canonical::Same) => (payload, true, true),
         Some(Canonical::Rewritten(canonical)) => (canonical, true, false),
@@ -75,7 +74,7 @@ pub fn canonical_form(
         },
     };
     Ok(CanonicalForm {
-        untouched: (take_census && is_json && unchanged).then_some(untouched),
+        untouched: (take_census && is_json && unchanged).then(|| census.untouched()),
         text,
         is_json,
         unchanged,
