@@ -6,27 +6,20 @@
 use super::lexeme::plain_run;
 use std::fmt::Write;
 
-/// The escape of a code unit below U+0080 that a literal cannot hold as it stands, or `None`.
-#[inline]
-fn escape_of(unit: u16) -> Option<&'static str> {
-    Some(match unit {
-        0x22 => "\\\"",
-        0x5c => "\\\\",
-        0x08 => "\\b",
-        0x09 => "\\t",
-        0x0a => "\\n",
-        0x0c => "\\f",
-        0x0d => "\\r",
-        _ => return None,
-    })
-}
-
-/// Appends the escape of `unit` (a control character, `"`, `\\` or a lone surrogate).
-#[inline]
+/// Appends the escape of `unit` (a control character, `"`, `\\` or a lone surrogate): the short
+/// form where JSON has one, else lowercase `\uxxxx`. Inlined into both writers' loops (a payload
+/// that is JSON text escapes a quote every few bytes).
+#[inline(always)]
 fn push_escape(out: &mut String, unit: u16) {
-    match escape_of(unit) {
-        Some(escape) => out.push_str(escape),
-        None => {
+    match unit {
+        0x22 => out.push_str("\\\""),
+        0x5c => out.push_str("\\\\"),
+        0x08 => out.push_str("\\b"),
+        0x09 => out.push_str("\\t"),
+        0x0a => out.push_str("\\n"),
+        0x0c => out.push_str("\\f"),
+        0x0d => out.push_str("\\r"),
+        _ => {
             let _ = write!(out, "\\u{unit:04x}");
         }
     }

@@ -12,7 +12,7 @@
 //! [`Refusal::ReceiptUnreconciled`]; no refusal or ledger value carries any part of the submission.
 //!
 //! Pieces, each one idea, imported downwards only: [`request`] (free validation; [`body`] its fast
-//! path, [`payload`] the canonical form), [`census`] (the proof S-1..S-3 find nothing), [`ops`]
+//! path, [`payload`] the canonical form), [`published`] (caps and ledger columns), [`census`] (the proof S-1..S-3 find nothing), [`ops`]
 //! (the operations' names and constants), [`shape`] (the tree, its edits, S-1..S-4),
 //! [`receipt`] (entries and reconciliation), [`report`] (verdicts and report bodies).
 
@@ -21,6 +21,7 @@ pub mod census;
 pub mod criteria_doc;
 pub mod ops;
 pub mod payload;
+pub mod published;
 pub mod receipt;
 pub mod refusal;
 pub mod report;
@@ -28,30 +29,13 @@ pub mod request;
 pub mod shape;
 
 pub use criteria_doc::criteria;
+pub use published::{BODY_CAP, LEDGER_COLUMNS};
 pub use refusal::Refusal;
-pub use request::{parse, parse_for_budget, parse_general, Request, BODY_CAP};
+pub use request::{parse, parse_for_budget, parse_general, Request};
 
 use crate::engine::{tokenizer, Delivery};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-
-/// The family-specific ledger columns [`run`] fills, in order.
-pub const LEDGER_COLUMNS: &[&str] = &[
-    "criteria_version",
-    "op",
-    "verdict",
-    "body_bytes",
-    "payload_chars",
-    "applications_s1",
-    "applications_s2",
-    "applications_s3",
-    "applications_s4",
-    "applications_total",
-    "tokens_before",
-    "tokens_after",
-    "chars_before",
-    "chars_after",
-];
 
 /// The free pre-check: the headline only (unsigned; the edge signs it). Requires a caller wallet.
 ///
@@ -191,14 +175,14 @@ mod tests {
         );
         let deep = format!(
             r#"{{"payload":"{}","budget_tokens":5}}"#,
-            "[".repeat(payload::MAX_DEPTH + 1)
+            "[".repeat(published::MAX_DEPTH + 1)
         );
         // Unbalanced brackets are simply not JSON: the payload is text-only.
         assert!(parse(deep.as_bytes()).is_ok());
         let deep = format!(
             r#"{{"payload":"{}{}","budget_tokens":5}}"#,
-            "[".repeat(payload::MAX_DEPTH + 1),
-            "]".repeat(payload::MAX_DEPTH + 1)
+            "[".repeat(published::MAX_DEPTH + 1),
+            "]".repeat(published::MAX_DEPTH + 1)
         );
         assert_eq!(refusal(&deep), "payload_too_deep");
         let over = vec![b' '; BODY_CAP + 1];

@@ -8,11 +8,9 @@
 //! Too-deep text that is not JSON at all is simply text-only, as `JSON.parse` would say.
 
 use super::census::Census;
+pub use super::published::MAX_DEPTH;
 use super::refusal::Refusal;
 use crate::engine::jsjson::{self, Canonical, KeyOrder, Limits, ReadError, Specials, Value};
-
-/// Deepest array/object nesting accepted.
-pub const MAX_DEPTH: usize = 1000;
 
 /// Why a text is not (acceptable) JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

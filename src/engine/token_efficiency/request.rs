@@ -5,13 +5,11 @@
 use super::body;
 use super::ops::OpSet;
 use super::payload;
-use super::refusal::{self, Refusal};
+use super::published::{BODY_CAP, MAX_TOKENS_FIGURE};
+use super::refusal::Refusal;
 use crate::engine::base58;
 use crate::engine::jsjson::{has_lone_surrogate, Value as JsValue};
 use serde_json::Value;
-
-/// Request body byte cap (the edge enforces it while reading; [`parse`] checks it again).
-pub const BODY_CAP: usize = 262_144;
 
 /// A validated request.
 #[derive(Debug, Clone)]
@@ -244,7 +242,7 @@ enum FigureError {
 fn token_figure(x: f64) -> Result<u64, FigureError> {
     if x <= 0.0 {
         Err(FigureError::NotPositive)
-    } else if x > refusal::MAX_TOKENS_FIGURE as f64 {
+    } else if x > MAX_TOKENS_FIGURE as f64 {
         Err(FigureError::TooLarge)
     } else if x.fract() != 0.0 {
         Err(FigureError::Fractional)
