@@ -5,7 +5,7 @@
 //! and HTTP status.
 
 use context_meter::engine::budget_pack::{parse, report::compact_json, run};
-use context_meter::engine::canonical::to_jcs;
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::ClosedError;
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -4,8 +4,8 @@
 //! JavaScript reading (reference.mjs via gen-corpus.mjs) derived. Also verifies the corpus pin and
 //! that the served criteria carry it.
 
-use context_meter::engine::canonical::to_jcs;
 use context_meter::engine::composition::{self, criteria::CORPUS_SHA256};
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::sign::sha256_hex;
 use context_meter::engine::{ClosedError, LedgerValue};
 use serde_json::{Map, Value};

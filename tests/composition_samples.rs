@@ -5,8 +5,8 @@
 //! part-type names such as "user", "text", "tool") or a member name of the report itself (such
 //! as "groups"), which are not content.
 
-use context_meter::engine::canonical::to_jcs;
 use context_meter::engine::composition;
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::LedgerValue;
 use serde_json::{json, Value};
 use std::io::Write;

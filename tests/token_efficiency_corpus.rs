@@ -5,7 +5,7 @@
 //! pin the served criteria publish.
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use context_meter::engine::canonical::to_jcs;
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::sign::sha256_hex;
 use context_meter::engine::token_efficiency::{self as te, criteria_doc};
 use context_meter::engine::{tokenizer, ClosedError};

@@ -2,7 +2,7 @@
 //! itself (corpus/token-opt/gen-levers-corpus.mjs) and every token figure by npm gpt-tokenizer; each
 //! case runs through `parse_levers` + `run_levers` natively and is compared member by member.
 
-use context_meter::engine::canonical::to_jcs;
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::sign::sha256_hex;
 use context_meter::engine::token_opt::{parse_levers, run_levers};
 use context_meter::engine::ClosedError;

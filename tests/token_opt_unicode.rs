@@ -6,7 +6,7 @@
 //! data/gen-js-unicode-classes.mjs), the marks table, unicode-normalization's NFKD and Rust's
 //! `to_lowercase`, each over all 1,112,064 scalar values.
 
-use context_meter::engine::canonical::to_jcs;
+use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::sign::sha256_hex;
 use context_meter::engine::token_opt::levers::{is_mark, lexical_terms, nfkd_as_node};
 use context_meter::engine::tokenizer::is_letter_or_number;

@@ -4,9 +4,8 @@
 
 pub mod allowance;
 pub mod budget_pack;
-pub mod canonical;
 pub mod composition;
-pub mod json_lexeme;
+pub mod jsjson;
 pub mod payment;
 pub mod sign;
 #[cfg(test)]
@@ -54,6 +53,21 @@ pub struct Delivery {
     pub chargeable: bool,
     pub report: serde_json::Map<String, serde_json::Value>,
     pub ledger: Vec<(&'static str, LedgerValue)>,
+}
+
+impl Delivery {
+    /// A delivered, chargeable result (200): the paid substance reached the payer.
+    pub fn delivered(
+        report: serde_json::Map<String, serde_json::Value>,
+        ledger: Vec<(&'static str, LedgerValue)>,
+    ) -> Delivery {
+        Delivery {
+            status: 200,
+            chargeable: true,
+            report,
+            ledger,
+        }
+    }
 }
 
 pub mod base58;

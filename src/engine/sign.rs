@@ -7,7 +7,7 @@
 //! random bytes instead of from the message, so a report (up to a whole shaped payload) is hashed
 //! once instead of twice. Signatures are the one part of a response the determinism rule exempts.
 
-use crate::engine::canonical::{to_jcs, to_jcs_with_slot, write_js_string};
+use crate::engine::jsjson::{to_jcs, to_jcs_with_slot, write_js_string};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use curve25519_dalek::{edwards::EdwardsPoint, scalar::Scalar};
 use ed25519_dalek::hazmat::ExpandedSecretKey;

@@ -1,6 +1,6 @@
 //! The JSON writers: `canonical::to_jcs` (RFC 8785) and `canonical::to_js_compact`
-//! (`JSON.stringify`), and the token-efficiency parser/writer that reads UTF-16 as JavaScript does
-//! (`token_efficiency::json::{parse, stringify, fast_canonical}`).
+//! (`JSON.stringify`), and the same writer over the UTF-16 tree the JSON layer reads as JavaScript
+//! does (`token_efficiency::payload::parse`, `jsjson::{to_string, fast_canonical}`).
 //!
 //! Mode byte even: the rest is JSON text. Odd: a value is generated from the rest (strings with
 //! escapes, astral and private-use characters; numbers from raw double bits, huge integers,
@@ -8,13 +8,14 @@
 //!
 //! Checks: JCS output re-parses to an equal value (numbers compared as doubles, as JCS requires),
 //! is idempotent and lists members sorted by UTF-16 code units; `to_js_compact` re-parses to an
-//! equal value in the same member order and is idempotent; the two independent `JSON.stringify`
-//! implementations (serde tree + `to_js_compact`, UTF-16 tree + `stringify`) agree whenever both
+//! equal value in the same member order and is idempotent; the two `JSON.stringify` paths
+//! (serde tree + `to_js_compact`, UTF-16 tree + `to_string`) agree whenever both
 //! parse the text; `fast_canonical`, when it answers, equals the full parse + stringify.
 
 use super::{mode_and_rest, Cursor};
-use context_meter::engine::canonical::{to_jcs, to_js_compact};
-use context_meter::engine::token_efficiency::json as js;
+use context_meter::engine::jsjson::{self, KeyOrder};
+use context_meter::engine::jsjson::{to_jcs, to_js_compact};
+use context_meter::engine::token_efficiency::payload::{self as js, MAX_DEPTH};
 use context_meter::engine::token_opt::json_js::to_js_key_order;
 use serde_json::{Map, Number, Value};
 
@@ -145,13 +146,13 @@ fn check_value(value: &Value) {
 
 fn check_text(text: &str) {
     let parsed = js::parse(text);
-    if let Some(fast) = js::fast_canonical(text) {
+    if let Some(fast) = jsjson::fast_canonical(text, MAX_DEPTH) {
         let full = parsed
             .as_ref()
             .expect("fast_canonical answered for text that does not parse");
         assert_eq!(
             fast,
-            js::stringify(full),
+            jsjson::to_string(full, KeyOrder::Insertion),
             "fast_canonical differs from the full path"
         );
     }
@@ -160,7 +161,7 @@ fn check_text(text: &str) {
     };
     to_js_key_order(&mut value);
     assert_eq!(
-        js::stringify(&tree),
+        jsjson::to_string(&tree, KeyOrder::Insertion),
         to_js_compact(&value),
         "the two JSON.stringify implementations disagree"
     );

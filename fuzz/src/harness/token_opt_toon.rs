@@ -13,7 +13,7 @@
 use super::{
     delivered_deterministically, parsed_or_closed_refusal, raw_or_built_body, Cursor, NOW_MS,
 };
-use context_meter::engine::canonical::to_js_compact;
+use context_meter::engine::jsjson::to_js_compact;
 use context_meter::engine::token_opt::{self as to, json_js, toon};
 use context_meter::engine::tokenizer;
 use serde_json::{json, Value};

@@ -7,7 +7,7 @@
 use super::refusal::Refusal;
 use super::report::FindingCode;
 use super::{limits, LEDGER_COLUMNS, OUTCOMES, PAID_PATH};
-use crate::engine::canonical::to_jcs;
+use crate::engine::jsjson::to_jcs;
 use crate::engine::sign::sha256_hex;
 use crate::engine::ClosedError;
 use serde_json::{json, Value};

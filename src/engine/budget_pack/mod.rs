@@ -13,7 +13,6 @@
 //! from the input reaches a refusal or the ledger.
 
 mod contract;
-pub mod json;
 pub mod pack;
 pub mod refusal;
 pub mod report;
@@ -238,12 +237,7 @@ pub fn run(req: &Request, _now_ms: u64) -> Result<Delivery, Refusal> {
         computed.result,
         &computed.result_json,
     );
-    Ok(Delivery {
-        status: 200,
-        chargeable: true,
-        report,
-        ledger,
-    })
+    Ok(Delivery::delivered(report, ledger))
 }
 
 #[cfg(test)]

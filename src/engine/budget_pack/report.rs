@@ -12,7 +12,7 @@
 
 use super::pack::{Packing, Reason};
 use super::{Request, OPERATION, VERSION};
-use crate::engine::canonical::{to_jcs, write_js_string};
+use crate::engine::jsjson::{to_jcs, write_js_string};
 use crate::engine::sign::sha256_hex;
 use serde_json::{json, Map, Value};
 
@@ -225,7 +225,7 @@ pub fn input_sha256(req: &Request) -> String {
 }
 
 /// ECMAScript `JSON.stringify` (compact, member order kept): the shared writer in `canonical`.
-pub use crate::engine::canonical::to_js_compact as compact_json;
+pub use crate::engine::jsjson::to_js_compact as compact_json;
 
 /// Bytes of the selected texts written as JSON strings (quotes included).
 pub fn packed_text_json_bytes(packing: &Packing) -> usize {

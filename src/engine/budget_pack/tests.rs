@@ -333,7 +333,7 @@ fn preflight_reports_figures_but_no_packing() {
 
 #[test]
 fn hash_rule_is_the_one_the_example_pins_and_not_its_neighbours() {
-    use crate::engine::canonical::to_jcs;
+    use crate::engine::jsjson::to_jcs;
     use crate::engine::sign::sha256_hex;
     let contract = published();
     let input = &contract["exampleInput"];

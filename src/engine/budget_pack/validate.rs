@@ -16,10 +16,10 @@
 //! JSON Schema semantics as JavaScript validators apply them: `integer` is any number with no
 //! fractional part (`5.0`, `5e0`), string lengths count code points, defaults fill absent members.
 
-use super::json::{self, JsonValue, ReadError};
 use super::limits;
 use super::refusal::{Limit, Refusal};
 use super::{Candidate, Request, Source};
+use crate::engine::jsjson::{self, Hazards, Limits, ReadError, Value as JsonValue};
 use std::collections::BTreeSet;
 
 const ID_MAX_CODE_POINTS: usize = 80;
@@ -29,22 +29,29 @@ const COST_MAX: f64 = 1_000_000.0;
 const PRIORITY_MAX: f64 = 100.0;
 const RESERVED_MAX: f64 = 1_000_000.0;
 
+/// The contract's limits as the reader applies them: every value (root = 1) has a depth.
+const READER_LIMITS: Limits = Limits {
+    max_bytes: limits::INPUT_BYTES,
+    max_nodes: limits::JSON_NODES,
+    max_depth: limits::JSON_DEPTH,
+    scalars_have_depth: true,
+};
+
 /// Validates `body` and returns the typed request (schema defaults applied).
 pub fn validate(body: &[u8]) -> Result<Request, Refusal> {
-    if body.len() > limits::INPUT_BYTES {
-        return Err(Refusal::InputLimit(Limit::InputBytes));
-    }
-    let text = std::str::from_utf8(body).map_err(|_| Refusal::InvalidUnicode)?;
+    let mut hazards = Hazards::default();
     let (root, facts) =
-        json::read(text, limits::JSON_NODES, limits::JSON_DEPTH).map_err(|e| match e {
+        jsjson::read_bytes(body, READER_LIMITS, &mut hazards).map_err(|e| match e {
+            ReadError::TooLarge => Refusal::InputLimit(Limit::InputBytes),
+            ReadError::NotUtf8 => Refusal::InvalidUnicode,
             ReadError::Syntax => Refusal::MalformedJson,
             ReadError::TooManyNodes => Refusal::ComplexityLimit(Limit::JsonNodes),
             ReadError::TooDeep => Refusal::ComplexityLimit(Limit::JsonDepth),
         })?;
-    if facts.unsafe_key {
+    if hazards.unsafe_key {
         return Err(Refusal::UnsafeKey);
     }
-    if facts.lone_surrogate {
+    if hazards.lone_surrogate {
         return Err(Refusal::InvalidUnicode);
     }
 

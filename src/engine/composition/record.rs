@@ -1,11 +1,9 @@
-//! The published SessionRecord abstraction every adapter produces, and the JavaScript-compatible
-//! compact JSON rendering adapters use when a structured payload becomes block text.
+//! The published SessionRecord abstraction every adapter produces, and (re-exported from the JSON
+//! layer) the `JSON.stringify` rendering adapters use when a structured payload becomes block text.
 //!
 //! Invariants: a record is an ordered list of messages, each an ordered list of blocks, plus an
 //! optional schema pseudo-message (tool definitions) that precedes every message. A block keeps
 //! its raw role/kind labels only to classify them; nothing here is ever rendered into a report.
-
-use serde_json::Value;
 
 /// Evidence level of a record (ARCHITECTURE §8): L0 roles only, L1 roles plus structural part types,
 /// L2 kinds or a tool-schema section present.
@@ -109,87 +107,6 @@ impl SessionRecord {
     }
 }
 
-/// `JSON.stringify(value)` exactly as ECMAScript writes it: no whitespace, member order as a
-/// JavaScript object holds it (array-index keys first in ascending numeric order, then the
-/// other keys in insertion order), numbers as `Number#toString`.
-pub fn js_stringify(value: &Value) -> String {
-    let mut out = String::new();
-    write_js_value(&mut out, value);
-    out
-}
-
-fn array_index_key(key: &str) -> Option<u32> {
-    if key.is_empty() || key.len() > 10 || !key.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if key.len() > 1 && key.starts_with('0') {
-        return None;
-    }
-    let n: u64 = key.parse().ok()?;
-    (n <= 4_294_967_294).then_some(n as u32)
-}
-
-fn write_js_value(out: &mut String, value: &Value) {
-    use crate::engine::canonical::{push_js_number, write_js_string};
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => push_js_number(out, n.as_f64().unwrap_or(0.0)),
-        Value::String(s) => write_js_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut indexed: Vec<(u32, &String, &Value)> = Vec::new();
-            let mut named: Vec<(&String, &Value)> = Vec::new();
-            for (k, v) in map {
-                match array_index_key(k) {
-                    Some(i) => indexed.push((i, k, v)),
-                    None => named.push((k, v)),
-                }
-            }
-            indexed.sort_by_key(|(i, _, _)| *i);
-            out.push('{');
-            let members = indexed.into_iter().map(|(_, k, v)| (k, v)).chain(named);
-            for (i, (k, v)) in members.enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js_string(out, k);
-                out.push(':');
-                write_js_value(out, v);
-            }
-            out.push('}');
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stringify_orders_index_keys_first_like_javascript() {
-        let v: Value =
-            serde_json::from_str(r#"{"b":1,"10":2,"2":3,"01":4,"a":[1.0,1e21,null]}"#).unwrap();
-        assert_eq!(
-            js_stringify(&v),
-            r#"{"2":3,"10":2,"b":1,"01":4,"a":[1,1e+21,null]}"#
-        );
-    }
-
-    #[test]
-    fn index_key_bounds() {
-        assert_eq!(array_index_key("4294967294"), Some(4_294_967_294));
-        assert_eq!(array_index_key("4294967295"), None);
-        assert_eq!(array_index_key("-1"), None);
-        assert_eq!(array_index_key("0"), Some(0));
-    }
-}
+/// `JSON.stringify(value)` exactly as ECMAScript writes it (members in JavaScript property
+/// order): the shared writer.
+pub use crate::engine::jsjson::js_stringify;

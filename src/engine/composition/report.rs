@@ -380,12 +380,7 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
     insert(&mut m, "f9_line", c["f9_line"].clone());
     insert(&mut m, "scope", c["scope_block"].clone());
     let ledger = ledger(req, &line, outcome, None);
-    Delivery {
-        status: 200,
-        chargeable: true,
-        report: m,
-        ledger,
-    }
+    Delivery::delivered(m, ledger)
 }
 
 #[cfg(test)]

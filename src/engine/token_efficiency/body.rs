@@ -6,7 +6,7 @@
 //! once — and the pass records where `"`, `\` and control bytes land in the payload: inside a
 //! valid JSON string only escapes produce them, so the list is complete by construction, and the
 //! canonical check steps over string contents with it instead of scanning them
-//! ([`super::json::fast_canonical_with`]).
+//! ([`crate::engine::jsjson::fast_canonical_with`]).
 //!
 //! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
 //! the members the general path reads (serde_json reads every other member's value); anything
@@ -14,8 +14,8 @@
 //! not JSON, not UTF-8 — answers `None` and the general path decides, refusals included. Nothing
 //! here renders or keeps any part of the body.
 
-use crate::engine::json_lexeme::hex4;
-use crate::engine::json_lexeme::{plain_run, special_bytes};
+use crate::engine::jsjson::lexeme::hex4;
+use crate::engine::jsjson::lexeme::{plain_run, special_bytes};
 use serde_json::Value;
 
 /// A body read by the fast path.

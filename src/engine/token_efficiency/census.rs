@@ -7,16 +7,18 @@
 //! path, so the answer costs time at worst, never exactness. It needs no keep_fields: protection
 //! only exempts content from removal, and here nothing is removed.
 
-use super::shape::S3_CAP_CHARS;
+use super::ops::S3_CAP_CHARS;
+use crate::engine::jsjson::Observer;
 
 /// Entries whose length and [`sample`] agree are compared byte for byte; past this many times the
 /// payload's length compared (many near-identical entries, nested), the census gives up rather
 /// than go quadratic.
 const COMPARED_BYTES_PER_BYTE: usize = 4;
 
-/// The census as a walk over the text reports what it meets, so one walk can serve two purposes:
-/// the canonical check of the request parser feeds it (the budget op then needs no walk of its own)
-/// and [`untouched_by_s1_to_s3`] feeds it on its own. Every rule lives here.
+/// The census as a walk over the text reports what it meets (an [`Observer`]), so one walk can
+/// serve two purposes: the JSON layer's canonical walk of the request parser feeds it (the budget
+/// op then needs no walk of its own) and [`untouched_by_s1_to_s3`] feeds it on its own. Every rule
+/// lives here.
 pub struct Census {
     /// Something reported is some rule's, or the census is [`Census::off`]: nothing more is
     /// recorded.
@@ -47,9 +49,17 @@ impl Census {
         }
     }
 
+    /// Whether nothing reported is any rule's (see [`untouched_by_s1_to_s3`]).
+    pub fn untouched(&self) -> bool {
+        !self.touched
+    }
+}
+
+/// What the JSON layer's canonical walk meets, read as the three rules read it.
+impl Observer for Census {
     /// An object member's value starts at `value[0]`: `null`, `""`, `[]` or `{}` is S-2's.
     #[inline]
-    pub fn field_value(&mut self, value: &[u8]) {
+    fn member_value(&mut self, value: &[u8]) {
         if !self.touched
             && matches!(
                 value,
@@ -63,29 +73,27 @@ impl Census {
     /// A string value whose literal (quotes included) is `literal_len` bytes long: over the S-3 cap
     /// in bytes is S-3's (perhaps: a literal never has more characters than bytes).
     #[inline]
-    pub fn string_value(&mut self, literal_len: usize) {
+    fn string_literal(&mut self, literal_len: usize) {
         if literal_len.saturating_sub(2) > S3_CAP_CHARS {
             self.touched = true;
         }
     }
 
-    /// An array opens; the mark goes back to [`Census::array_end`].
     #[inline]
-    pub fn array_start(&self) -> usize {
+    fn array_start(&mut self) -> usize {
         self.entries.len()
     }
 
-    /// The array's next entry is `bytes[start..end]`.
     #[inline]
-    pub fn entry(&mut self, bytes: &[u8], start: usize, end: usize) {
+    fn array_entry(&mut self, bytes: &[u8], start: usize, end: usize) {
         if !self.touched {
             let entry = &bytes[start..end];
             self.entries.push((entry.len(), sample(entry), start));
         }
     }
 
-    /// The array opened at `mark` closes: two byte-identical entries are S-1's.
-    pub fn array_end(&mut self, bytes: &[u8], mark: usize) {
+    /// Two byte-identical entries of the closing array are S-1's.
+    fn array_end(&mut self, bytes: &[u8], mark: usize) {
         if self.touched {
             self.entries.truncate(mark.min(self.entries.len()));
             return;
@@ -95,11 +103,6 @@ impl Census {
             self.touched = true;
         }
         self.entries.truncate(mark);
-    }
-
-    /// Whether nothing reported is any rule's (see [`untouched_by_s1_to_s3`]).
-    pub fn untouched(&self) -> bool {
-        !self.touched
     }
 }
 
@@ -146,7 +149,7 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                         let Some(value_at) = member_value(bytes, i) else {
                             return false;
                         };
-                        census.field_value(&bytes[value_at..]);
+                        census.member_value(&bytes[value_at..]);
                         i = value_at;
                     }
                     continue 'value;
@@ -156,7 +159,7 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                 let Some(end) = string_end(bytes, i, S3_CAP_CHARS + 2) else {
                     return false;
                 };
-                census.string_value(end - i);
+                census.string_literal(end - i);
                 i = end;
             }
             Some(_) => {
@@ -180,7 +183,7 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                 return i == bytes.len() && census.untouched();
             };
             if top.array {
-                census.entry(bytes, top.entry_start, i);
+                census.array_entry(bytes, top.entry_start, i);
             }
             match (top.array, bytes.get(i)) {
                 (_, Some(b',')) => {
@@ -191,7 +194,7 @@ pub fn untouched_by_s1_to_s3(canonical: &str) -> bool {
                         let Some(value_at) = member_value(bytes, i) else {
                             return false;
                         };
-                        census.field_value(&bytes[value_at..]);
+                        census.member_value(&bytes[value_at..]);
                         i = value_at;
                     }
                     continue 'value;

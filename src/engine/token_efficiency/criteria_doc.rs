@@ -3,8 +3,8 @@
 //! used, our corpus pin, every interpretation note the engine relies on, the closed refusals and the
 //! ledger column mapping. The edge adds `"signing": {public_key, key_id}`.
 
+use super::published::{BODY_CAP, LEDGER_COLUMNS};
 use super::refusal::Refusal;
-use super::{BODY_CAP, LEDGER_COLUMNS};
 use crate::engine::ClosedError;
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;

@@ -7,309 +7,35 @@
 //!
 //! Invariants: pure and deterministic (the clock comes in as `now_ms`); counts are exact under the
 //! published tokenizer; characters are Unicode code points; the canonical form is JavaScript's
-//! `JSON.stringify(JSON.parse(payload))` ([`json`]); every shaped payload is reconciled against its
-//! receipt before it leaves ([`shape::reconcile`]), failing closed with
+//! `JSON.stringify(JSON.parse(payload))` ([`payload`]); every shaped payload is reconciled against
+//! its receipt before it leaves ([`receipt::reconcile`]), failing closed with
 //! [`Refusal::ReceiptUnreconciled`]; no refusal or ledger value carries any part of the submission.
+//!
+//! Pieces, each one idea, imported downwards only: [`request`] (free validation; [`body`] its fast
+//! path, [`payload`] the canonical form), [`published`] (caps and ledger columns), [`census`] (the proof S-1..S-3 find nothing), [`ops`]
+//! (the operations' names and constants), [`shape`] (the tree, its edits, S-1..S-4),
+//! [`receipt`] (entries and reconciliation), [`report`] (verdicts and report bodies).
 
 pub mod body;
 pub mod census;
 pub mod criteria_doc;
-pub mod json;
+pub mod ops;
+pub mod payload;
+pub mod published;
+pub mod receipt;
 pub mod refusal;
 pub mod report;
+pub mod request;
 pub mod shape;
 
 pub use criteria_doc::criteria;
+pub use published::{BODY_CAP, LEDGER_COLUMNS};
 pub use refusal::Refusal;
+pub use request::{parse, parse_for_budget, parse_general, Request};
 
 use crate::engine::{tokenizer, Delivery};
-use json::{JsValue, ParseError};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-
-/// Request body byte cap (the edge enforces it while reading; [`parse`] checks it again).
-pub const BODY_CAP: usize = 262_144;
-
-/// The family-specific ledger columns [`run`] fills, in order.
-pub const LEDGER_COLUMNS: &[&str] = &[
-    "criteria_version",
-    "op",
-    "verdict",
-    "body_bytes",
-    "payload_chars",
-    "applications_s1",
-    "applications_s2",
-    "applications_s3",
-    "applications_s4",
-    "applications_total",
-    "tokens_before",
-    "tokens_after",
-    "chars_before",
-    "chars_after",
-];
-
-/// A validated request.
-#[derive(Debug, Clone)]
-pub struct Request {
-    /// The free pre-check's caller wallet (a Solana or an EVM address), when given.
-    pub caller: Option<String>,
-    pub budget_tokens: u64,
-    pub reserve_tokens: u64,
-    pub keep_fields: Vec<String>,
-    /// Size of the request body in bytes.
-    pub body_bytes: u64,
-    /// Characters (code points) of the payload string as submitted.
-    pub payload_chars: u64,
-    /// The canonical form (json) or the raw payload (text-only): all counts are over this text.
-    canonical: String,
-    /// Characters (code points) of `canonical`.
-    canonical_chars: u64,
-    /// Whether the payload parsed as JSON (operation set "json").
-    is_json: bool,
-    /// Whether S-1..S-3 provably find nothing in `canonical` ([`census`]), when the parse was
-    /// asked for it ([`parse_for_budget`]) and its walk could tell.
-    untouched: Option<bool>,
-}
-
-impl Request {
-    /// Effective budget = budget_tokens − reserve_tokens (always ≥ 1 after [`parse`]).
-    pub fn effective_budget(&self) -> u64 {
-        self.budget_tokens - self.reserve_tokens
-    }
-
-    /// The text every count is over: the canonical form (json) or the raw payload (text-only).
-    pub fn canonical(&self) -> &str {
-        &self.canonical
-    }
-
-    /// The operation set the payload admits.
-    pub fn operation_set(&self) -> shape::OpSet {
-        if self.is_json {
-            shape::OpSet::Json
-        } else {
-            shape::OpSet::TextOnly
-        }
-    }
-}
-
-const BODY_MEMBERS: [&str; 5] = [
-    "payload",
-    "budget_tokens",
-    "keep_fields",
-    "reserve_tokens",
-    "caller",
-];
-
-/// A body member as validation reads it, whichever parser produced it.
-enum Field {
-    String(String),
-    Number(f64),
-    Array(Vec<Field>),
-    Other,
-}
-
-impl Field {
-    fn from_serde(value: Value) -> Field {
-        match value {
-            Value::String(text) => Field::String(text),
-            // Integers convert with round-to-nearest, as JavaScript reads the same literal.
-            Value::Number(n) => n.as_f64().map_or(Field::Other, Field::Number),
-            Value::Array(items) => Field::Array(items.into_iter().map(Field::from_serde).collect()),
-            _ => Field::Other,
-        }
-    }
-
-    /// Only for values already checked free of lone surrogates.
-    fn from_js(value: JsValue) -> Field {
-        match value {
-            JsValue::String(units) => {
-                String::from_utf16(&units).map_or(Field::Other, Field::String)
-            }
-            JsValue::Number(x) => Field::Number(x),
-            JsValue::Array(items) => Field::Array(items.into_iter().map(Field::from_js).collect()),
-            _ => Field::Other,
-        }
-    }
-}
-
-/// The body's members, duplicates resolved as `JSON.parse` does (last value wins). The common body
-/// takes serde_json's fast path; anything it rejects (a lone surrogate escape, a number out of
-/// range, nesting past its limit, not JSON at all) is re-read by the JavaScript-exact parser, which
-/// decides the refusal.
-fn body_members(text: &str) -> Result<Vec<(String, Field)>, Refusal> {
-    if let Ok(Value::Object(members)) = serde_json::from_str::<Value>(text) {
-        return Ok(members
-            .into_iter()
-            .map(|(k, v)| (k, Field::from_serde(v)))
-            .collect());
-    }
-    let members = match json::parse(text).map_err(|_| Refusal::BodyNotJson)? {
-        JsValue::Object(members) => members,
-        _ => return Err(Refusal::BodyNotObject),
-    };
-    if members
-        .iter()
-        .any(|(k, v)| json::has_lone_surrogate(k) || json::contains_lone_surrogate(v))
-    {
-        return Err(Refusal::BodyLoneSurrogate);
-    }
-    Ok(members
-        .into_iter()
-        .map(|(k, v)| (String::from_utf16_lossy(&k), Field::from_js(v)))
-        .collect())
-}
-
-/// Free validation of the raw body bytes (nothing is counted or charged here).
-pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
-    parse_with(body, true, false)
-}
-
-/// [`parse`] for the budget op: the canonical check's walk also takes the census of S-1..S-3
-/// ([`census::Census`]), so the op needs no walk of its own when they find nothing.
-pub fn parse_for_budget(body: &[u8]) -> Result<Request, Refusal> {
-    parse_with(body, true, true)
-}
-
-/// [`parse`] without the fast body path: the general path alone (tests and the fuzz harness
-/// compare the two).
-pub fn parse_general(body: &[u8]) -> Result<Request, Refusal> {
-    parse_with(body, false, false)
-}
-
-fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Refusal> {
-    if body.len() > BODY_CAP {
-        return Err(Refusal::BodyOverCap);
-    }
-    // The common body takes the fast path (one pass over the payload, which also tells the
-    // canonical check where its quotes, backslashes and control bytes are); anything else, and
-    // every refusal, takes the general one.
-    let (mut members, specials) = match fast.then(|| body::read(body)).flatten() {
-        Some(fast) => {
-            let members = fast
-                .members
-                .into_iter()
-                .map(|(k, v)| (k, Field::from_serde(v)))
-                .collect();
-            (members, Some(fast.specials))
-        }
-        None => {
-            let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
-            (body_members(text)?, None)
-        }
-    };
-    if members
-        .iter()
-        .any(|(k, _)| !BODY_MEMBERS.contains(&k.as_str()))
-    {
-        return Err(Refusal::BodyUnknownField);
-    }
-    let mut take = |name: &str| {
-        members
-            .iter()
-            .position(|(k, _)| k == name)
-            .map(|at| members.swap_remove(at).1)
-    };
-    let payload = match take("payload") {
-        None => return Err(Refusal::PayloadMissing),
-        Some(Field::String(text)) => text,
-        Some(_) => return Err(Refusal::PayloadNotString),
-    };
-    let budget_tokens = match take("budget_tokens") {
-        None => return Err(Refusal::BudgetMissing),
-        Some(Field::Number(x)) => token_figure(x).map_err(|e| match e {
-            FigureError::NotPositive => Refusal::BudgetNotPositive,
-            FigureError::Fractional => Refusal::BudgetFractional,
-            FigureError::TooLarge => Refusal::BudgetTooLarge,
-        })?,
-        Some(_) => return Err(Refusal::BudgetNotNumber),
-    };
-    let reserve_tokens = match take("reserve_tokens") {
-        None => 0,
-        Some(Field::Number(0.0)) => 0,
-        Some(Field::Number(x)) => token_figure(x).map_err(|_| Refusal::ReserveInvalid)?,
-        Some(_) => return Err(Refusal::ReserveInvalid),
-    };
-    if reserve_tokens >= budget_tokens {
-        return Err(Refusal::ReserveNotBelowBudget);
-    }
-    let keep_fields = match take("keep_fields") {
-        None => Vec::new(),
-        Some(Field::Array(items)) => items
-            .into_iter()
-            .map(|item| match item {
-                Field::String(path) if !path.is_empty() => Ok(path),
-                _ => Err(Refusal::KeepFieldsInvalid),
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        Some(_) => return Err(Refusal::KeepFieldsInvalid),
-    };
-    let caller = match take("caller") {
-        None => None,
-        Some(Field::String(caller)) if crate::engine::wallet::is_wallet_address(&caller) => {
-            Some(caller)
-        }
-        Some(_) => return Err(Refusal::CallerInvalid),
-    };
-    let payload_chars = payload.chars().count() as u64;
-    // (canonical text, is JSON, whether it is the payload unchanged)
-    let specials = match &specials {
-        Some(offsets) => json::Specials::Known { offsets, next: 0 },
-        None => json::Specials::Scan,
-    };
-    let mut census = if take_census {
-        census::Census::new(payload.len())
-    } else {
-        census::Census::off()
-    };
-    let (canonical, is_json, unchanged) =
-        match json::fast_canonical_with(&payload, specials, &mut census) {
-            Some(json::Canonical::Same) => (payload, true, true),
-            Some(json::Canonical::Rewritten(canonical)) => (canonical, true, false),
-            None => match json::parse(&payload) {
-                Ok(value) => (json::stringify(&value), true, false),
-                Err(ParseError::TooDeep) => return Err(Refusal::PayloadTooDeep),
-                Err(ParseError::NotJson) => (payload, false, true),
-            },
-        };
-    // The census speaks of the canonical text only when the walk found the payload to be it.
-    let untouched = (take_census && is_json && unchanged).then(|| census.untouched());
-    let canonical_chars = if unchanged {
-        payload_chars
-    } else {
-        canonical.chars().count() as u64
-    };
-    Ok(Request {
-        caller,
-        budget_tokens,
-        reserve_tokens,
-        keep_fields,
-        body_bytes: body.len() as u64,
-        payload_chars,
-        canonical_chars,
-        canonical,
-        is_json,
-        untouched,
-    })
-}
-
-enum FigureError {
-    NotPositive,
-    Fractional,
-    TooLarge,
-}
-
-/// A positive integer token figure no larger than 2^53, read as JavaScript reads the number.
-fn token_figure(x: f64) -> Result<u64, FigureError> {
-    if x <= 0.0 {
-        Err(FigureError::NotPositive)
-    } else if x > refusal::MAX_TOKENS_FIGURE as f64 {
-        Err(FigureError::TooLarge)
-    } else if x.fract() != 0.0 {
-        Err(FigureError::Fractional)
-    } else {
-        Ok(x as u64)
-    }
-}
 
 /// The free pre-check: the headline only (unsigned; the edge signs it). Requires a caller wallet.
 ///
@@ -358,7 +84,7 @@ pub fn grade(req: &Request) -> Result<(u64, report::Grade), Refusal> {
 fn shape_submission(
     req: &Request,
     submitted: &tokenizer::Tokenized<'_>,
-) -> Result<shape::Shaping, Refusal> {
+) -> Result<receipt::Shaping, Refusal> {
     let keep: HashSet<String> = req.keep_fields.iter().cloned().collect();
     let submission = shape::Submission {
         text: submitted,
@@ -378,12 +104,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     let submitted = tokenizer::Tokenized::new(&req.canonical);
     let shaping = shape_submission(req, &submitted)?;
     let (report, ledger) = report::budget_report(req, &shaping, now_ms);
-    Ok(Delivery {
-        status: 200,
-        chargeable: true,
-        report,
-        ledger,
-    })
+    Ok(Delivery::delivered(report, ledger))
 }
 
 #[cfg(test)]
@@ -454,14 +175,14 @@ mod tests {
         );
         let deep = format!(
             r#"{{"payload":"{}","budget_tokens":5}}"#,
-            "[".repeat(json::MAX_DEPTH + 1)
+            "[".repeat(published::MAX_DEPTH + 1)
         );
         // Unbalanced brackets are simply not JSON: the payload is text-only.
         assert!(parse(deep.as_bytes()).is_ok());
         let deep = format!(
             r#"{{"payload":"{}{}","budget_tokens":5}}"#,
-            "[".repeat(json::MAX_DEPTH + 1),
-            "]".repeat(json::MAX_DEPTH + 1)
+            "[".repeat(published::MAX_DEPTH + 1),
+            "]".repeat(published::MAX_DEPTH + 1)
         );
         assert_eq!(refusal(&deep), "payload_too_deep");
         let over = vec![b' '; BODY_CAP + 1];
@@ -641,7 +362,7 @@ mod tests {
             1 => Value::from(""),
             2 => Value::from(rng.below(3) as u64),
             3 => Value::from(rng.below(2) == 0),
-            4 => Value::from("x".repeat(shape::S3_CAP_CHARS - 1 + rng.below(3))),
+            4 => Value::from("x".repeat(ops::S3_CAP_CHARS - 1 + rng.below(3))),
             5 => Value::from("é\\\"\u{1}".repeat(1 + rng.below(3))),
             _ => Value::from(["a", "b", "cd"][rng.below(3)]),
         };

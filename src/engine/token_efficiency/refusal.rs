@@ -3,11 +3,7 @@
 
 use crate::engine::ClosedError;
 
-use super::json::MAX_DEPTH;
-use super::BODY_CAP;
-
-/// Largest budget_tokens / reserve_tokens accepted (2^53).
-pub const MAX_TOKENS_FIGURE: u64 = 1 << 53;
+use super::published::{BODY_CAP, MAX_DEPTH, MAX_TOKENS_FIGURE};
 
 /// Why a call was refused. All are free (nothing is charged); all but the last are decided on the
 /// request body alone, before any payment is looked at.

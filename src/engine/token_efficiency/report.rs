@@ -5,8 +5,10 @@
 //! the check-end time is `now_ms` as ISO 8601 UTC with milliseconds and `Z`; the pre-check never
 //! carries a shaped payload or a receipt; ledger values are counts, the op and the verdict line only.
 
-use super::shape::{Exhaustion, ReceiptEntry, Shaping};
-use super::{criteria_doc, Request, LEDGER_COLUMNS};
+use super::criteria_doc;
+use super::published::LEDGER_COLUMNS;
+use super::receipt::{Exhaustion, ReceiptEntry, Shaping};
+use super::request::Request;
 use crate::engine::time::iso8601_millis;
 use crate::engine::LedgerValue;
 use serde_json::{json, Map, Value};

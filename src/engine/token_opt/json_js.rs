@@ -5,18 +5,12 @@
 //! last value — serde_json's map insert does the same); `compact` writes exactly what `JSON.stringify`
 //! writes for such a value (no whitespace, JS string escaping, JS number rendering).
 
+use crate::engine::jsjson::array_index_of;
 use serde_json::{Map, Value};
 
-/// Whether `key` is an ECMAScript array index: "0" or a decimal without leading zero, below 2^32 − 1.
+/// Whether `key` is an ECMAScript array index (the JSON layer's test).
 pub fn is_array_index(key: &str) -> bool {
-    let b = key.as_bytes();
-    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) {
-        return false;
-    }
-    if b.len() > 1 && b[0] == b'0' {
-        return false;
-    }
-    key.parse::<u64>().is_ok_and(|n| n < u64::from(u32::MAX))
+    array_index_of(key).is_some()
 }
 
 /// Reorders every object of `value` into JavaScript's own-key order, in place.
@@ -28,7 +22,7 @@ pub fn to_js_key_order(value: &mut Value) {
                 let old = std::mem::take(map);
                 let (mut indices, rest): (Vec<_>, Vec<_>) =
                     old.into_iter().partition(|(k, _)| is_array_index(k));
-                indices.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(0));
+                indices.sort_by_key(|(k, _)| array_index_of(k));
                 *map = indices
                     .into_iter()
                     .chain(rest)
@@ -40,13 +34,11 @@ pub fn to_js_key_order(value: &mut Value) {
     }
 }
 
-/// ECMAScript `JSON.stringify` (compact, member order kept): the shared writer in `canonical`.
-pub use crate::engine::canonical::to_js_compact as compact;
+/// ECMAScript `JSON.stringify` (compact, member order kept): the shared writer in `jsjson`.
+pub use crate::engine::jsjson::to_js_compact as compact;
 
-/// Length of `s` as JavaScript counts it (UTF-16 code units).
-pub fn js_length(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
+/// Length of a string as JavaScript counts it (UTF-16 code units).
+pub use crate::engine::jsjson::js_length;
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@
 //!   detail_fetches multiplies a count) rounded exactly as JavaScript rounds the same operations.
 
 use super::json_js::{compact, js_length, to_js_key_order};
-use crate::engine::canonical::{js_number, push_js_number};
+use crate::engine::jsjson::{js_number, push_js_number};
 use crate::engine::tokenizer;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -23,112 +23,7 @@ use unicode_normalization::UnicodeNormalization;
 pub const C9_DEFAULT_TOP_K: u64 = 3;
 /// The reference's default relevance cutoff per category.
 pub const C9_DEFAULT_CUTOFF: f64 = 0.3;
-/// The reference's fixed chars-per-token ratio of its estimate.
-pub const CHARS_PER_TOKEN: f64 = 4.0;
-
-/// The reference's `charsToTokens` over a length: `Math.ceil(chars / 4)`, 0 for 0 (or less).
-pub fn estimate(chars: f64) -> f64 {
-    if chars <= 0.0 {
-        0.0
-    } else {
-        (chars / CHARS_PER_TOKEN).ceil()
-    }
-}
-
-// ─── Measurement ─────────────────────────────────────────────────────────────────────────────────
-
-/// A size: JavaScript length and exact token count, as doubles (the reference's numbers). A text's
-/// own size is an integer far below 2^53; only a product with a caller's count can pass it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Measured {
-    pub chars: f64,
-    pub tokens: f64,
-}
-
-impl Measured {
-    /// The text's size (the text tokenized once).
-    pub fn of(text: &str) -> Self {
-        Measured {
-            chars: js_length(text) as f64,
-            tokens: tokenizer::count(text) as f64,
-        }
-    }
-
-    /// `n` times the size, each product rounded as JavaScript's `n * size` is.
-    fn times(self, n: u64) -> Self {
-        Measured {
-            chars: self.chars * n as f64,
-            tokens: self.tokens * n as f64,
-        }
-    }
-
-    fn plus(self, other: Self) -> Self {
-        Measured {
-            chars: self.chars + other.chars,
-            tokens: self.tokens + other.tokens,
-        }
-    }
-}
-
-/// The reference's `OverheadBreakdown`, each component measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Overhead {
-    pub retrieval: Measured,
-    pub discovery: Measured,
-    pub detail: Measured,
-    pub marker: Measured,
-}
-
-impl Overhead {
-    /// The reference's `totalOverheadChars` order: retrieval + discovery + detail + marker.
-    pub fn total(&self) -> Measured {
-        self.retrieval
-            .plus(self.discovery)
-            .plus(self.detail)
-            .plus(self.marker)
-    }
-}
-
-/// One lever's before / after / overhead; gross, net and the gate verdict derive from it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measurement {
-    /// The reference's lever name (`c9`, `filter-truncate`, `schema`).
-    pub lever: &'static str,
-    /// Which part of the lever was measured (`c9`, `filter`, `truncate`, `schema`).
-    pub part: &'static str,
-    pub before: Measured,
-    pub after: Measured,
-    pub overhead: Overhead,
-}
-
-impl Measurement {
-    /// Exact gross saving in tokens: before − after.
-    pub fn gross(&self) -> f64 {
-        self.before.tokens - self.after.tokens
-    }
-    /// Exact net saving in tokens: gross − every overhead component.
-    pub fn net(&self) -> f64 {
-        self.gross() - self.overhead.total().tokens
-    }
-    /// The gate: a lever stays enabled only when its exact net saving is positive.
-    pub fn enabled(&self) -> bool {
-        self.net() > 0.0
-    }
-    /// The reference's own figures (`measureLeverFull` over the char counts): before, after,
-    /// overhead (one ceiling over the summed overhead chars), gross, net.
-    pub fn estimates(&self) -> [f64; 5] {
-        let before = estimate(self.before.chars);
-        let after = estimate(self.after.chars);
-        let overhead = estimate(self.overhead.total().chars);
-        [
-            before,
-            after,
-            overhead,
-            before - after,
-            before - after - overhead,
-        ]
-    }
-}
+pub use super::measure::{estimate, Measured, Measurement, Overhead, CHARS_PER_TOKEN};
 
 // ─── Lever 1: C9 selection ───────────────────────────────────────────────────────────────────────
 
@@ -738,55 +633,4 @@ pub fn measure_schema(tools: &[Tool]) -> Measurement {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn chunk(id: &str, category: &str, score: f64, text: &str) -> Chunk {
-        Chunk {
-            id: id.into(),
-            category: category.into(),
-            score,
-            text: text.into(),
-        }
-    }
-
-    #[test]
-    fn top_k_overflow_lowers_recall_honestly() {
-        let chunks: Vec<Chunk> = (0..5)
-            .map(|i| chunk(&i.to_string(), "a", 0.5 + i as f64 / 10.0, "t"))
-            .collect();
-        let out = c9_filter(&chunks, &[], None);
-        assert_eq!(out.selected, vec![4, 3, 2]);
-        assert_eq!(out.recall(), 0.6);
-        assert_eq!(out.signal, Signal::Ok);
-    }
-
-    #[test]
-    fn lexical_terms_fold_marks_and_case() {
-        assert_eq!(
-            lexical_terms("Café CAFE a ÉCOLE x2"),
-            vec!["cafe", "ecole", "x2"]
-        );
-    }
-
-    #[test]
-    fn the_hard_cap_holds_where_the_reference_two_block_branch_overruns() {
-        let blocks = vec!["abc".to_owned(), "defgh".to_owned()];
-        let out = truncate_turn(&blocks, 5);
-        assert!(js_length(&out.blocks.join("\n")) <= 5);
-        assert_eq!(out.blocks, vec!["".to_owned(), "def…".to_owned()]);
-    }
-
-    #[test]
-    fn slicing_never_splits_a_surrogate_pair() {
-        assert_eq!(fit_budget("a😀bc", 3), "a…");
-    }
-
-    #[test]
-    fn estimate_is_a_ceiling_of_chars_over_four() {
-        assert_eq!(
-            (estimate(0.0), estimate(1.0), estimate(4.0), estimate(5.0)),
-            (0.0, 1.0, 1.0, 2.0)
-        );
-    }
-}
+mod tests;

@@ -12,13 +12,16 @@ mod criteria;
 pub mod json_js;
 pub mod levers;
 mod marks;
+pub mod measure;
+mod refusal;
 pub mod toon;
 
 pub use criteria::{criteria, LEVERS_CORPUS_SHA256, TOON_CROSSCHECK_SHA256};
+pub use refusal::Refusal;
 
-use crate::engine::canonical::js_number;
+use crate::engine::jsjson::js_number;
 use crate::engine::time::iso8601_millis;
-use crate::engine::{ClosedError, Delivery, LedgerValue};
+use crate::engine::{Delivery, LedgerValue};
 use json_js::{compact, js_length, to_js_key_order};
 use levers::{CategoryConfig, Chunk, Measurement, Tool};
 use serde_json::{json, Map, Value};
@@ -55,130 +58,6 @@ pub const LEDGER_COLUMNS: &[&str] = &[
 ];
 
 const HONESTY_LINE: &str = "Counts are exact under the published tokenizer (cl100k_base); another model's tokenizer will count the same text differently, so a saving under token-opt/v1 is a figure under the published rules, not a promised bill reduction on any specific provider. The est:~ figures are the reference module's chars/4 estimate, printed for comparison only; the gate reads the exact figures.";
-
-/// Every refusal of the family. Static messages; figures are numbers only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// The body exceeds the op's cap.
-    BodyTooLarge {
-        cap: usize,
-    },
-    BodyNotUtf8,
-    MalformedBody,
-    BodyNotObject,
-    /// A member the input contract does not define (top level or inside a lever).
-    UnknownField,
-    NoLeverRequested,
-    C9QueryInvalid,
-    C9CandidateInvalid {
-        index: usize,
-    },
-    C9PerCategoryInvalid,
-    FilterInvalid,
-    FilterRequiredMissing {
-        missing: usize,
-        first_index: usize,
-    },
-    TruncateInvalid,
-    SchemaToolInvalid {
-        index: usize,
-    },
-    PayloadMissing,
-    ToonOptionsInvalid,
-}
-
-impl Refusal {
-    /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
-    pub const ALL: [Refusal; 15] = [
-        Refusal::BodyTooLarge { cap: 0 },
-        Refusal::BodyNotUtf8,
-        Refusal::MalformedBody,
-        Refusal::BodyNotObject,
-        Refusal::UnknownField,
-        Refusal::NoLeverRequested,
-        Refusal::C9QueryInvalid,
-        Refusal::C9CandidateInvalid { index: 0 },
-        Refusal::C9PerCategoryInvalid,
-        Refusal::FilterInvalid,
-        Refusal::FilterRequiredMissing {
-            missing: 0,
-            first_index: 0,
-        },
-        Refusal::TruncateInvalid,
-        Refusal::SchemaToolInvalid { index: 0 },
-        Refusal::PayloadMissing,
-        Refusal::ToonOptionsInvalid,
-    ];
-}
-
-impl ClosedError for Refusal {
-    fn code(&self) -> &'static str {
-        match self {
-            Refusal::BodyTooLarge { .. } => "CAP-EXCEEDED:body_bytes",
-            Refusal::BodyNotUtf8 => "body_not_utf8",
-            Refusal::MalformedBody => "malformed_body",
-            Refusal::BodyNotObject => "body_not_object",
-            Refusal::UnknownField => "unknown_field",
-            Refusal::NoLeverRequested => "no_lever_requested",
-            Refusal::C9QueryInvalid => "c9_query_invalid",
-            Refusal::C9CandidateInvalid { .. } => "c9_candidate_invalid",
-            Refusal::C9PerCategoryInvalid => "c9_per_category_invalid",
-            Refusal::FilterInvalid => "filter_invalid",
-            Refusal::FilterRequiredMissing { .. } => "filter_required_missing",
-            Refusal::TruncateInvalid => "truncate_invalid",
-            Refusal::SchemaToolInvalid { .. } => "schema_tool_invalid",
-            Refusal::PayloadMissing => "payload_missing",
-            Refusal::ToonOptionsInvalid => "toon_options_invalid",
-        }
-    }
-
-    fn status(&self) -> u16 {
-        match self {
-            Refusal::BodyTooLarge { .. } => 413,
-            Refusal::FilterRequiredMissing { .. } => 422,
-            _ => 400,
-        }
-    }
-
-    fn message(&self) -> &'static str {
-        match self {
-            Refusal::BodyTooLarge { .. } => "The request body exceeds this op's byte cap; nothing was read past the cap.",
-            Refusal::BodyNotUtf8 => "The request body is not valid UTF-8.",
-            Refusal::MalformedBody => "The request body is not valid JSON (numbers must fit a double; strings must be valid Unicode).",
-            Refusal::BodyNotObject => "The request body must be a JSON object.",
-            Refusal::UnknownField => "The request carries a member the token-opt/v1 input contract does not define.",
-            Refusal::NoLeverRequested => "Name at least one lever: c9, filter, truncate or schema.",
-            Refusal::C9QueryInvalid => "c9.query must be a string when present.",
-            Refusal::C9CandidateInvalid { .. } => "c9.candidates must be an array of objects with string id, string category, finite number score and string text; the figure names the first bad position.",
-            Refusal::C9PerCategoryInvalid => "c9.per_category must map category names to objects with an optional non-negative integer top_k and an optional number cutoff.",
-            Refusal::FilterInvalid => "filter needs response (a JSON object), allowed (an array of strings) and optionally required (an array of strings).",
-            Refusal::FilterRequiredMissing { .. } => "Required fields are missing from the response; nothing is filtered silently. The figures give how many and the position of the first in required.",
-            Refusal::TruncateInvalid => "truncate needs blocks (an array of strings) and max_chars (a non-negative integer).",
-            Refusal::SchemaToolInvalid { .. } => "schema.tools must be an array of objects with string name, optional string full and slim, and optional non-negative integer detail_fetches; the figure names the first bad position.",
-            Refusal::PayloadMissing => "The body must carry payload: the JSON value to encode.",
-            Refusal::ToonOptionsInvalid => "delimiter must be \",\", \"\\t\" or \"|\"; indent_size an integer from 1 to 8.",
-        }
-    }
-
-    fn figures(&self) -> Vec<(&'static str, u64)> {
-        match *self {
-            Refusal::BodyTooLarge { cap } => vec![("cap_bytes", cap as u64)],
-            Refusal::C9CandidateInvalid { index } => vec![("candidate_index", index as u64)],
-            Refusal::FilterRequiredMissing {
-                missing,
-                first_index,
-            } => {
-                vec![
-                    ("missing_required", missing as u64),
-                    ("first_missing_index", first_index as u64),
-                ]
-            }
-            Refusal::SchemaToolInvalid { index } => vec![("tool_index", index as u64)],
-            Refusal::ToonOptionsInvalid => vec![("max_indent_size", MAX_INDENT_SIZE)],
-            _ => Vec::new(),
-        }
-    }
-}
 
 // ─── Shared body handling ────────────────────────────────────────────────────────────────────────
 
@@ -626,12 +505,7 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
         ("toon_tokens", LedgerValue::Null),
         ("returned_format", LedgerValue::Null),
     ];
-    Ok(Delivery {
-        status: 200,
-        chargeable: true,
-        report,
-        ledger,
-    })
+    Ok(Delivery::delivered(report, ledger))
 }
 
 // ─── toon ────────────────────────────────────────────────────────────────────────────────────────
@@ -735,10 +609,5 @@ pub fn run_toon(req: &ToonRequest, now_ms: u64) -> Result<Delivery, Refusal> {
         ("toon_tokens", LedgerValue::Int(toon_tokens as i64)),
         ("returned_format", LedgerValue::Text(returned.into())),
     ];
-    Ok(Delivery {
-        status: 200,
-        chargeable: true,
-        report,
-        ledger,
-    })
+    Ok(Delivery::delivered(report, ledger))
 }

@@ -223,7 +223,7 @@ fn push_key(out: &mut String, key: &str) {
 
 /// ECMAScript `Number#toString` of a JSON number (its double: exact up to 2^53, rounded beyond).
 fn push_number(out: &mut String, n: &Number) {
-    crate::engine::canonical::push_js_number(out, n.as_f64().unwrap_or(0.0));
+    crate::engine::jsjson::push_js_number(out, n.as_f64().unwrap_or(0.0));
 }
 
 fn push_primitive(out: &mut String, value: &Value, delimiter: u8) {

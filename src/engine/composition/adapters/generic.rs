@@ -9,10 +9,8 @@
 //! compact JSON of the entry). Level: L2 when a `tool_schemas` array is present or any message
 //! carries a non-empty kind; else L1 when any message has `has_args: true` or role `tool`; else L0.
 
-use super::{optional_string, safe_non_negative_integer, DoesNotParse};
-use crate::engine::composition::record::{
-    js_stringify, Block, Format, Level, Message, SessionRecord,
-};
+use super::{optional_string, safe_non_negative_integer, schema_block, DoesNotParse};
+use crate::engine::composition::record::{Block, Format, Level, Message, SessionRecord};
 use serde_json::Value;
 
 fn optional_integer(v: Option<&Value>) -> Result<Option<u64>, DoesNotParse> {
@@ -30,18 +28,7 @@ pub fn adapt(record: &Value) -> Result<SessionRecord, DoesNotParse> {
     };
     let schema = match o.get("tool_schemas") {
         None | Some(Value::Null) => None,
-        Some(Value::Array(ts)) => Some(
-            ts.iter()
-                .map(|t| Block {
-                    text: Some(match t {
-                        Value::String(s) => s.clone(),
-                        other => js_stringify(other),
-                    }),
-                    in_schema: true,
-                    ..Block::default()
-                })
-                .collect::<Vec<_>>(),
-        ),
+        Some(Value::Array(ts)) => Some(ts.iter().map(schema_block).collect::<Vec<_>>()),
         Some(_) => return Err(DoesNotParse),
     };
     let stated_total = optional_integer(o.get("stated_total"))?;

@@ -11,7 +11,7 @@
 //! text part holding a JSON object `{type:"system_alert"}` whose `message` contains "prior messages
 //! have been hidden" is a compaction marker. Level L2 always.
 
-use super::{optional_string, DoesNotParse};
+use super::{optional_string, schema_block, DoesNotParse};
 use crate::engine::composition::record::{
     js_stringify, Block, Format, Level, Message, SessionRecord,
 };
@@ -48,19 +48,7 @@ pub fn adapt(record: &Value) -> Result<SessionRecord, DoesNotParse> {
     };
     let schema = match doc.get("tools") {
         None | Some(Value::Null) => None,
-        Some(Value::Array(tools)) => Some(
-            tools
-                .iter()
-                .map(|t| Block {
-                    text: Some(match t {
-                        Value::String(s) => s.clone(),
-                        other => js_stringify(other),
-                    }),
-                    in_schema: true,
-                    ..Block::default()
-                })
-                .collect(),
-        ),
+        Some(Value::Array(tools)) => Some(tools.iter().map(schema_block).collect()),
         Some(_) => return Err(DoesNotParse),
     };
     let mut messages = Vec::new();

@@ -6,7 +6,7 @@ pub mod anthropic;
 pub mod generic;
 pub mod letta;
 
-use super::record::{Format, SessionRecord};
+use super::record::{js_stringify, Block, Format, SessionRecord};
 use serde_json::Value;
 
 /// The record does not parse as the declared format. Carries nothing about the input.
@@ -19,6 +19,19 @@ pub fn adapt(format: Format, record: &Value) -> Result<SessionRecord, DoesNotPar
         Format::LettaAf => letta::adapt(record),
         Format::AnthropicMessages => anthropic::adapt(record),
         Format::GenericMessageList => generic::adapt(record),
+    }
+}
+
+/// One tool-schema entry as a block of the schema pseudo-message: a string as it stands, any other
+/// value as `JSON.stringify` writes it.
+pub(crate) fn schema_block(entry: &Value) -> Block {
+    Block {
+        text: Some(match entry {
+            Value::String(s) => s.clone(),
+            other => js_stringify(other),
+        }),
+        in_schema: true,
+        ..Block::default()
     }
 }
 

@@ -1,0 +1,35 @@
+//! The one JSON layer: JSON as JavaScript reads and writes it, for every family.
+//!
+//! - [`read`]: the reader (`JSON.parse` semantics over UTF-16, limits on bytes, values and depth,
+//!   an [`Observer`] hook for what a family must see while reading); [`is_json`] answers past the
+//!   depth limit without recursion.
+//! - [`fast_canonical_with`]: `JSON.stringify(JSON.parse(text))` written from the source without a
+//!   tree when it can be (the token-efficiency hot path), reporting to an [`Observer`] as it walks.
+//! - [`write`]: the writer, over `serde_json::Value` or [`Value`], with a [`KeyOrder`] parameter
+//!   (insertion, JavaScript property order, RFC 8785 JCS); one number formatter ([`number`]), one
+//!   string escaper ([`escape`]), one array-index test ([`keys`]), one set of lexeme scanners
+//!   ([`lexeme`]).
+//!
+//! Invariants: pure; the same input gives the same bytes; nothing here keeps or renders input in
+//! an error (errors are closed enums).
+
+pub mod canonical;
+pub mod escape;
+pub mod keys;
+pub mod lexeme;
+pub mod number;
+pub mod observe;
+pub mod read;
+pub mod syntax;
+pub mod value;
+pub mod write;
+
+pub use canonical::{fast_canonical, fast_canonical_of, fast_canonical_with, Canonical, Specials};
+pub use escape::{has_lone_surrogate, js_length, write_js_string, write_utf16_string};
+pub use keys::{array_index, array_index_of, KeyOrder};
+pub use number::{js_number, push_js_number};
+pub use observe::Observer;
+pub use read::{read, read_bytes, Facts, Hazards, Limits, ReadError};
+pub use syntax::is_json;
+pub use value::{JsString, Value};
+pub use write::{js_stringify, to_jcs, to_jcs_with_slot, to_js_compact, to_string, write};

@@ -1,0 +1,213 @@
+//! Edits of the live text: atoms killed or replaced, each application's count taken over the
+//! window between the nearest safe cuts around it (exact without re-tokenizing the payload), and
+//! its receipt entry recorded.
+
+use super::{Document, NONE};
+use crate::engine::token_efficiency::ops::Op;
+use crate::engine::token_efficiency::receipt::ReceiptEntry;
+use crate::engine::tokenizer;
+
+impl Document<'_> {
+    /// Whether atom `atom` is still in the live text.
+    pub(super) fn is_live_atom(&self, atom: usize) -> bool {
+        self.live.is_empty() || self.live[atom]
+    }
+
+    /// The liveness flags and union-find links, made at the first edit (most payloads that need
+    /// only S-4 are never edited before it).
+    pub(super) fn track_liveness(&mut self) {
+        if self.live.is_empty() {
+            let atoms = self.atom_start.len();
+            self.live = vec![true; atoms];
+            self.left = (0..=atoms).collect();
+            self.right = (0..=atoms + 1).collect();
+        }
+    }
+
+    /// Nearest live atom at or before `atom` (None before the first).
+    pub(super) fn live_at_or_before(&mut self, atom: usize) -> Option<usize> {
+        // left[i + 1] links index i; left[0] is the sentinel "none".
+        let mut i = atom + 1;
+        while self.left[i] != i {
+            i = self.left[i];
+        }
+        let root = i;
+        let mut j = atom + 1;
+        while self.left[j] != root {
+            let next = self.left[j];
+            self.left[j] = root;
+            j = next;
+        }
+        (root > 0).then(|| root - 1)
+    }
+
+    /// Nearest live atom at or after `atom` (None past the last).
+    pub(super) fn live_at_or_after(&mut self, atom: usize) -> Option<usize> {
+        let end = self.live.len();
+        let mut i = atom.min(end);
+        while self.right[i] != i {
+            i = self.right[i];
+        }
+        let root = i;
+        let mut j = atom.min(end);
+        while self.right[j] != root {
+            let next = self.right[j];
+            self.right[j] = root;
+            j = next;
+        }
+        (root < end).then_some(root)
+    }
+
+    pub(super) fn kill_atom(&mut self, atom: usize) {
+        self.live[atom] = false;
+        self.left[atom + 1] = atom;
+        self.right[atom] = atom + 1;
+    }
+
+    /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
+    /// unchanged beginning), back to the nearest safe cut (or the start of the text).
+    pub(super) fn left_context(&mut self, first: usize, head: &str) -> String {
+        let mut collected: Vec<char> = Vec::new();
+        let mut cursor = if first == 0 {
+            None
+        } else {
+            self.live_at_or_before(first - 1)
+        };
+        let mut piece = head.to_owned();
+        loop {
+            for c in piece.chars().rev() {
+                if let Some(&after) = collected.last() {
+                    if tokenizer::is_piece_start(c, after) {
+                        return collected.iter().rev().collect();
+                    }
+                }
+                collected.push(c);
+            }
+            let Some(atom) = cursor else { break };
+            piece = self.atom_text(atom).to_owned();
+            cursor = if atom == 0 {
+                None
+            } else {
+                self.live_at_or_before(atom - 1)
+            };
+        }
+        collected.iter().rev().collect()
+    }
+
+    /// Live text after atom `last`, up to the nearest safe cut (or the end of the text).
+    pub(super) fn right_context(&mut self, last: usize) -> String {
+        let mut collected = String::new();
+        let mut previous: Option<char> = None;
+        let mut cursor = self.live_at_or_after(last + 1);
+        'atoms: while let Some(atom) = cursor {
+            for c in self.atom_text(atom).chars() {
+                if let Some(before) = previous {
+                    if tokenizer::is_piece_start(before, c) {
+                        break 'atoms;
+                    }
+                }
+                collected.push(c);
+                previous = Some(c);
+            }
+            cursor = self.live_at_or_after(atom + 1);
+        }
+        collected
+    }
+
+    /// Kills every live atom in `first..=last`, returning their text.
+    pub(super) fn kill_range(&mut self, first: usize, last: usize) -> String {
+        let mut removed = String::new();
+        let mut cursor = self.live_at_or_after(first);
+        while let Some(atom) = cursor.filter(|&a| a <= last) {
+            removed.push_str(self.atom_text(atom));
+            self.kill_atom(atom);
+            cursor = self.live_at_or_after(atom + 1);
+        }
+        removed
+    }
+
+    /// Applies one edit of the live text and records its receipt entry: either the live atoms
+    /// `first..=last` removed, or (with `replacement`) atom `first` rewritten, where the new text
+    /// keeps the atom's first `head` bytes (only the rest is counted as changed).
+    pub(super) fn apply(
+        &mut self,
+        entry: (Op, String, Option<usize>),
+        first: usize,
+        last: usize,
+        replacement: Option<(usize, String)>,
+    ) {
+        let (op, path, index) = entry;
+        self.track_liveness();
+        let (left, removed, inserted) = match replacement {
+            Some((head, text)) => {
+                let old = self.atom_text(first).to_owned();
+                let left = self.left_context(first, &old[..head]);
+                let inserted = text[head..].to_owned();
+                self.replaced.insert(first, text);
+                (left, old[head..].to_owned(), inserted)
+            }
+            None => {
+                let left = self.left_context(first, "");
+                (left, self.kill_range(first, last), String::new())
+            }
+        };
+        let right = self.right_context(last);
+        let before_window = format!("{left}{removed}{right}");
+        let after_window = format!("{left}{inserted}{right}");
+        let tokens_before = self.tokens;
+        let chars_before = self.chars;
+        let tokens_after = (tokens_before + tokenizer::count(&after_window) as u64)
+            .saturating_sub(tokenizer::count(&before_window) as u64);
+        let chars_after =
+            chars_before + inserted.chars().count() as u64 - removed.chars().count() as u64;
+        self.tokens = tokens_after;
+        self.chars = chars_after;
+        self.receipt.push(ReceiptEntry {
+            op,
+            path,
+            index,
+            chars_before,
+            chars_after,
+            tokens_before,
+            tokens_after,
+        });
+    }
+
+    /// Removes a child from its container (one receipt application), with the comma that goes with
+    /// it: its own when a live sibling precedes it, else the next live sibling's.
+    pub(super) fn remove_child(
+        &mut self,
+        child: usize,
+        op: Op,
+        path: String,
+        index: Option<usize>,
+    ) {
+        let node = &self.nodes[child];
+        let (prev, next, parent) = (node.prev_live, node.next_live, node.parent);
+        let (mut first, mut last) = (node.span_first, node.last_atom);
+        if prev != NONE {
+            first = node.comma_atom;
+        } else if next != NONE {
+            last = self.nodes[next].comma_atom;
+        }
+        debug_assert!(first != NONE && last != NONE, "a later sibling has a comma");
+        if prev != NONE {
+            self.nodes[prev].next_live = next;
+        }
+        if next != NONE {
+            self.nodes[next].prev_live = prev;
+        }
+        self.nodes[parent].live_children -= 1;
+        self.apply((op, path, index), first, last, None);
+    }
+    /// The live text (when anything was edited).
+    pub(super) fn live_text(&self) -> String {
+        let mut text = String::with_capacity(self.text.len());
+        for atom in 0..self.atom_start.len() {
+            if self.is_live_atom(atom) {
+                text.push_str(self.atom_text(atom));
+            }
+        }
+        text
+    }
+}

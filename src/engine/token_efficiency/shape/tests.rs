@@ -1,0 +1,353 @@
+//! The budget op's tests: S-1..S-4 against their definitions, the census against the tree, and
+//! reconciliation.
+
+use super::tree::{literal_char_len, literal_chars};
+use super::*;
+use crate::engine::jsjson::{write_utf16_string as write_string, Value as JsValue};
+use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
+use crate::engine::token_efficiency::payload::parse;
+
+/// `JSON.stringify` of a parsed value (its members are already in property order).
+fn stringify(value: &JsValue) -> String {
+    crate::engine::jsjson::to_string(value, crate::engine::jsjson::KeyOrder::Insertion)
+}
+
+fn run(payload: &str, budget: u64, keep: &[&str]) -> Shaping {
+    let keep: HashSet<String> = keep.iter().map(|s| (*s).to_owned()).collect();
+    match parse(payload) {
+        Ok(value) => {
+            let canonical = stringify(&value);
+            let text = Tokenized::new(&canonical);
+            let chars = canonical.chars().count() as u64;
+            shape(
+                &Submission {
+                    text: &text,
+                    chars,
+                    json: true,
+                    untouched: None,
+                },
+                &keep,
+                budget,
+            )
+            .unwrap()
+        }
+        Err(_) => {
+            let text = Tokenized::new(payload);
+            let chars = payload.chars().count() as u64;
+            let submission = Submission {
+                text: &text,
+                chars,
+                json: false,
+                untouched: None,
+            };
+            shape(&submission, &keep, budget).unwrap()
+        }
+    }
+}
+
+fn ops(s: &Shaping) -> Vec<(&'static str, String, Option<usize>)> {
+    s.receipt
+        .iter()
+        .map(|e| (e.op.id(), e.path.clone(), e.index))
+        .collect()
+}
+
+#[test]
+fn safe_cuts_split_counts_exactly() {
+    let samples = [
+        r#"{"alpha":[1,22,333,4444],"beta":"Hello, world!","gamma":null,"d":true}"#,
+        r#"[{"id":"abc123","n":12345678,"t":"x y z"},{"id":"Zé","v":"日本語です","w":"ok"}]"#,
+    ];
+    for text in samples {
+        let chars: Vec<char> = text.chars().collect();
+        let total = tokenizer::count(text);
+        for i in 1..chars.len() {
+            if tokenizer::is_piece_start(chars[i - 1], chars[i]) {
+                let (a, b): (String, String) =
+                    (chars[..i].iter().collect(), chars[i..].iter().collect());
+                assert_eq!(
+                    tokenizer::count(&a) + tokenizer::count(&b),
+                    total,
+                    "cut {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn literal_chars_count_each_escape_as_one_character() {
+    let naive = |content: &[u8]| {
+        let (mut i, mut chars) = (0, 0);
+        while i < content.len() {
+            i += literal_char_len(&content[i..]);
+            chars += 1;
+        }
+        chars
+    };
+    let fragments = [
+        "a", "é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f", r"\ud800", " ",
+    ];
+    let mut rng = crate::engine::test_rng::Lcg(11);
+    for len in 0..300 {
+        let content = rng.text(&fragments, len);
+        assert_eq!(
+            literal_chars(content.as_bytes()),
+            naive(content.as_bytes()),
+            "{content}"
+        );
+    }
+}
+
+#[test]
+fn fits_runs_nothing() {
+    let s = run(r#"{"a":[1,1],"b":null}"#, 1000, &[]);
+    assert!(s.receipt.is_empty());
+    assert_eq!(s.shaped_text, r#"{"a":[1,1],"b":null}"#);
+}
+
+#[test]
+fn duplicates_equal_a_pairwise_scan() {
+    let atoms = [
+        "1",
+        "12",
+        "\"a\"",
+        "\"ab\"",
+        "null",
+        "[1]",
+        "{\"k\":1}",
+        "[]",
+        "21",
+    ];
+    let mut rng = crate::engine::test_rng::Lcg(17);
+    let mut repeats = 0;
+    for _ in 0..200 {
+        let mut entries = Vec::new();
+        for _ in 0..1 + rng.below(40) {
+            let kind = rng.below(3);
+            let mut pick = || atoms[rng.below(atoms.len())];
+            entries.push(match kind {
+                0 => pick().to_owned(),
+                1 => format!("[{},{}]", pick(), pick()),
+                _ => format!("{{\"a\":{},\"b\":{}}}", pick(), pick()),
+            });
+        }
+        let text = format!("[{}]", entries.join(","));
+        let doc = Document::build(&text, &HashSet::new()).expect("canonical");
+        let children = doc.children(0);
+        let expected: Vec<bool> = (0..entries.len())
+            .map(|i| entries[..i].contains(&entries[i]))
+            .collect();
+        assert_eq!(doc.duplicates(&children), expected, "{text}");
+        repeats += expected.iter().filter(|&&d| d).count();
+    }
+    assert!(
+        repeats > 500,
+        "the random arrays must hold repeats ({repeats})"
+    );
+}
+
+/// The census's `true` is a proof: on random payloads (nulls, empties, repeats, long strings,
+/// escapes, integer-like and duplicate keys) the tree's S-1..S-3 then edit nothing; and where
+/// the tree edits nothing and no literal is over the cap in bytes, the census says so.
+#[test]
+fn the_census_agrees_with_the_tree() {
+    fn value(rng: &mut crate::engine::test_rng::Lcg, depth: usize, unique: &mut u64) -> String {
+        let long = "y".repeat(S3_CAP_CHARS + 1 - (rng.below(2)));
+        let pick = rng.below(if depth == 0 { 8 } else { 12 });
+        match pick {
+            0 => "null".to_owned(),
+            1 => "\"\"".to_owned(),
+            2 => rng.below(3).to_string(),
+            3 | 4 => {
+                *unique += 1;
+                unique.to_string()
+            }
+            5 => "\"a\\\"b\"".to_owned(),
+            6 => format!("\"{long}\""),
+            7 => ["true", "false", "1.5e300", "[]", "{}"][rng.below(5)].to_owned(),
+            8 | 9 => {
+                let items: Vec<String> = (0..rng.below(5))
+                    .map(|_| value(rng, depth - 1, unique))
+                    .collect();
+                format!("[{}]", items.join(","))
+            }
+            _ => {
+                let members: Vec<String> = (0..rng.below(5))
+                    .map(|_| {
+                        let key = ["a", "b", "c", "1", "0", "k\\n"][rng.below(6)];
+                        format!("\"{key}\":{}", value(rng, depth - 1, unique))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+    }
+    let mut rng = crate::engine::test_rng::Lcg(29);
+    let (mut proofs, mut edits) = (0, 0);
+    for _ in 0..3000 {
+        let mut unique = 100;
+        let payload = value(&mut rng, 4, &mut unique);
+        let canonical = stringify(&parse(&payload).expect("generated JSON"));
+        let mut doc = Document::build(&canonical, &HashSet::new()).expect("canonical");
+        doc.tokens = tokenizer::count(&canonical) as u64;
+        doc.chars = canonical.chars().count() as u64;
+        doc.s1(0);
+        doc.s2(0);
+        doc.s3(0);
+        let untouched = census::untouched_by_s1_to_s3(&canonical);
+        if untouched {
+            assert!(doc.receipt.is_empty(), "{canonical}");
+            proofs += 1;
+        } else if doc.receipt.is_empty() {
+            assert!(canonical.len() > S3_CAP_CHARS, "{canonical}");
+        } else {
+            edits += 1;
+        }
+    }
+    assert!(
+        proofs > 300 && edits > 300,
+        "{proofs} proofs, {edits} edits"
+    );
+}
+
+#[test]
+fn s1_dedups_pre_order_with_index_at_removal() {
+    let s = run(r#"[[1,1,2,1],3,[1,1,2,1],3,{"x":[4,4]}]"#, 20, &[]);
+    let got = ops(&s);
+    assert_eq!(
+        &got[..5],
+        &[
+            ("S-1", String::new(), Some(2)),
+            ("S-1", String::new(), Some(2)),
+            ("S-1", "[0]".to_owned(), Some(1)),
+            ("S-1", "[0]".to_owned(), Some(2)),
+            ("S-1", "[2].x".to_owned(), Some(1)),
+        ]
+    );
+}
+
+#[test]
+fn s2_cascades_children_first_and_respects_keep() {
+    let s = run(
+        r#"{"a":{"b":null,"c":{"d":[]}},"e":"","k":{"z":null},"f":[null,{}],"g":0}"#,
+        20,
+        &["k.z"],
+    );
+    let got: Vec<_> = ops(&s).into_iter().filter(|o| o.0 == "S-2").collect();
+    let paths: Vec<&str> = got.iter().map(|o| o.1.as_str()).collect();
+    assert_eq!(paths, ["a.b", "a.c.d", "a.c", "a", "e"]);
+}
+
+#[test]
+fn s3_truncates_long_strings_with_marker() {
+    let long = "é".repeat(2001);
+    let payload = format!(r#"{{"a":"{long}","b":["{long}"]}}"#);
+    let s = run(&payload, 100, &[]);
+    assert_eq!(
+        ops(&s),
+        [
+            ("S-3", "a".to_owned(), None),
+            ("S-3", "b[0]".to_owned(), None),
+            ("S-4", "payload".to_owned(), None)
+        ]
+    );
+    assert_eq!(s.receipt[0].delta_chars(), 1 - 59);
+    let s = run(&payload, 1, &["a"]);
+    assert!(s.receipt.is_empty());
+    assert_eq!(s.exhaustion.unwrap().protected_chars, 2001 + 6);
+}
+
+#[test]
+fn escaped_keys_and_strings_read_from_the_canonical_text() {
+    // Escapes straddle the S-3 cut; a lone surrogate is one character; keys are unescaped in
+    // paths except lone surrogates, which keep their escape.
+    let value = format!("{}\\n\\ud800\\\"{}", "a".repeat(1998), "b ".repeat(400));
+    let payload = format!(r#"{{"k\"\ud83d\t":["{value}"],"\udc00":[[],[]],"z":null}}"#);
+    let s = run(&payload, 100, &[]);
+    let got = ops(&s);
+    assert_eq!(
+        &got[..3],
+        &[
+            ("S-1", "\\udc00".to_owned(), Some(1)),
+            ("S-2", "z".to_owned(), None),
+            ("S-3", "k\"\\ud83d\t[0]".to_owned(), None),
+        ]
+    );
+    // Oracle: the tree path truncates the UTF-16 value by code points.
+    let units: Vec<u16> = match parse(&payload).unwrap() {
+        JsValue::Object(members) => match &members[0].1 {
+            JsValue::Array(items) => match &items[0] {
+                JsValue::String(units) => units.clone(),
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        },
+        _ => unreachable!(),
+    };
+    let chars = char::decode_utf16(units.iter().copied()).count();
+    assert_eq!(chars, 2801);
+    let mut truncated: Vec<u16> = Vec::new();
+    for r in char::decode_utf16(units.iter().copied()).take(S3_CAP_CHARS) {
+        match r {
+            Ok(c) => truncated.extend(c.encode_utf16(&mut [0; 2]).iter()),
+            Err(e) => truncated.push(e.unpaired_surrogate()),
+        }
+    }
+    truncated.extend(marker(chars - S3_CAP_CHARS, "S-3").encode_utf16());
+    let mut literal = String::new();
+    write_string(&mut literal, &truncated);
+    let submitted = tokenizer::count(&stringify(&parse(&payload).unwrap())) as u64;
+    let s = run(&payload, submitted - 10, &[]);
+    assert_eq!(s.receipt.last().unwrap().op, Op::S3);
+    assert!(s.shaped_text.contains(&literal), "{}", s.shaped_text);
+    let marker_chars = marker(801, "S-3").chars().count() as i64;
+    // 801 value characters go, 802 of the canonical text (the removed `"` is written `\"`).
+    assert_eq!(s.receipt.last().unwrap().delta_chars(), 802 - marker_chars);
+}
+
+#[test]
+fn s4_text_only_and_root_scalars() {
+    let text = "not json at all, just some words here ".repeat(20);
+    let s = run(&text, 25, &[]);
+    assert_eq!(ops(&s), [("S-4", "payload".to_owned(), None)]);
+    assert!(s.shaped_tokens <= 25);
+    assert!(run(&text, 5, &[]).exhaustion.is_some());
+    let long = format!("\"{}\"", "word ".repeat(1000));
+    let s = run(&long, 40, &[]);
+    assert_eq!(ops(&s), [("S-4", "payload".to_owned(), None)]);
+    assert!(s.shaped_text.ends_with("S-4]"));
+}
+
+#[test]
+fn reconciliation_fails_closed_on_any_inconsistency() {
+    let good = run(r#"{"a":[1,1],"b":null,"c":"words words words"}"#, 12, &[]);
+    assert!(!good.receipt.is_empty());
+    assert_eq!(reconcile(&good), Ok(()));
+    let mut broken = good.clone();
+    broken.receipt[0].tokens_after += 1;
+    assert_eq!(reconcile(&broken), Err(Unreconciled));
+    let mut broken = good.clone();
+    broken.shaped_text.push(' ');
+    assert_eq!(reconcile(&broken), Err(Unreconciled));
+    let mut broken = good;
+    broken.shaped_tokens -= 1;
+    assert_eq!(reconcile(&broken), Err(Unreconciled));
+}
+
+#[test]
+fn exhaustion_returns_submission_unchanged() {
+    let s = run(
+        r#"{"keep":"a b c d e f g h i j k l m n o p","x":1}"#,
+        3,
+        &["keep"],
+    );
+    assert!(s.receipt.is_empty());
+    assert_eq!(
+        s.shaped_text,
+        r#"{"keep":"a b c d e f g h i j k l m n o p","x":1}"#
+    );
+    let e = s.exhaustion.unwrap();
+    assert_eq!(e.protected_fields, 1);
+    assert_eq!(e.floor_chars, 41);
+}
