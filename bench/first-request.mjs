@@ -4,8 +4,10 @@
 // isolate): wait until it says it is ready and its port accepts connections, let it sit idle for
 // IDLE_MS so nothing of the start-up is still running, then time ONE request end to end (sent,
 // answered, body read). No request reaches the worker before the timed one (no readiness GET).
-// Kinds alternate within each round (ours GET /, ours GET of an unrouted path, floor GET /) so all
-// see the same machine noise; the figure is the median of STARTS rounds (default 7) of each kind.
+// Kinds alternate within each round (ours GET / (the index: routes, prices, signing key), ours GET
+// /metrics (a small text render), ours GET of an unrouted path (404 from the router alone), floor
+// GET /) so all see the same machine noise; the figure is the median of STARTS rounds (default 7) of
+// each kind. It also prints how long each start took to be ready (spawn to "Ready on" + port open).
 //   node bench/first-request.mjs   (both bundles built: scripts/build.sh and
 //                                   scripts/first-request.sh, which also runs this)
 // Ports 18500-18599 (the perf range of the e2e suites).
@@ -49,6 +51,7 @@ async function start(dir, port) {
     try { process.kill(-child.pid, 'SIGKILL'); } catch {}
     rmSync(persist, { recursive: true, force: true });
   };
+  const spawned = performance.now();
   const deadline = Date.now() + 90_000;
   while (!(out.includes('Ready on') && (await portOpen(port)))) {
     if (child.exitCode !== null || Date.now() > deadline) {
@@ -57,7 +60,7 @@ async function start(dir, port) {
     }
     await sleep(50);
   }
-  return { stop };
+  return { stop, readyMs: performance.now() - spawned };
 }
 
 async function timed(url) {
@@ -69,10 +72,11 @@ async function timed(url) {
 
 const kinds = [
   { name: 'ours GET /', dir: ROOT, path: '/', status: 200 },
+  { name: 'ours GET /metrics', dir: ROOT, path: '/metrics', status: 200 },
   { name: 'ours GET /unrouted (404)', dir: ROOT, path: '/unrouted', status: 404 },
-  { name: 'floor GET / (hello world)', dir: FLOOR_DIR, path: '/', status: 200 },
+  { name: 'floor GET / (hello world)', dir: FLOOR_DIR, path: '/', status: 200, floor: true },
 ];
-const samples = kinds.map(() => ({ first: [], second: [] }));
+const samples = kinds.map(() => ({ first: [], second: [], ready: [] }));
 let port = 18500;
 for (let round = 0; round < STARTS; round++) {
   for (const [k, kind] of kinds.entries()) {
@@ -85,17 +89,19 @@ for (let round = 0; round < STARTS; round++) {
       const second = await timed(`http://127.0.0.1:${port}${kind.path}`);
       samples[k].first.push(first.ms);
       samples[k].second.push(second.ms);
+      samples[k].ready.push(w.readyMs);
     } finally {
       await w.stop();
     }
   }
 }
-const floor = median(samples[2].first);
+const floor = median(samples[kinds.findIndex((kind) => kind.floor)].first);
 const wasmSize = (dir) => statSync(join(dir, 'build', 'index_bg.wasm')).size;
 console.log(`first request to a fresh workerd isolate (wrangler dev, idle ${IDLE_MS} ms after ready; ` +
   `median of ${STARTS} fresh starts each, kinds alternating; wasm ours ${wasmSize(ROOT)} B, floor ${wasmSize(FLOOR_DIR)} B):`);
 for (const [k, kind] of kinds.entries()) {
   const first = median(samples[k].first);
   console.log(`  ${kind.name}: first ${first.toFixed(1)} ms (${(first / floor).toFixed(2)}x the floor; ` +
-    `all ${samples[k].first.map((x) => x.toFixed(1)).join(', ')}), second ${median(samples[k].second).toFixed(1)} ms`);
+    `all ${samples[k].first.map((x) => x.toFixed(1)).join(', ')}), second ${median(samples[k].second).toFixed(1)} ms; ` +
+    `start to ready ${(median(samples[k].ready) / 1000).toFixed(2)} s`);
 }
