@@ -6,7 +6,7 @@
 // read and answered without tokenizing) is under 5% of the request; the figure reported is the
 // gross one (overhead included) and, for reference, the net one (overhead subtracted).
 // Rounds alternate workerd and Node so both see the same machine noise.
-//   node bench/workerd.mjs CORPUS.txt   (the bundle must be built: scripts/build.sh; the corpus is the
+//   [PORT=8851] node bench/workerd.mjs CORPUS.txt   (the bundle must be built: scripts/build.sh; the corpus is the
 //                                        tokenizer benchmark's 1 MiB mixed file, see scripts/bench.sh)
 import { readFileSync } from 'node:fs';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
@@ -23,7 +23,7 @@ const corpus = readFileSync(process.argv[2], 'utf8');
 const mib = Buffer.byteLength(corpus) / (1 << 20);
 const options = { disallowedSpecial: new Set() };
 
-const w = await startWorker({ port: 8851, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+const w = await startWorker({ port: Number(process.env.PORT ?? 8851), vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
 try {
   const call = async (text, repeat, attempts = 3) => {
     const t = performance.now();

@@ -2,7 +2,9 @@
 # Tokenizer benchmark, one run on one 1 MiB mixed corpus (see benches/tokenizer.rs for what it prints).
 # 1. writes target/tokenizer-bench/mixed.txt from the oracle corpus (Node, deterministic);
 # 2. runs the Rust benchmark (release profile): ours, stock tiktoken-rs, cold start, worst case, S-4;
-# 3. times npm gpt-tokenizer 4.0.0 in Node on the same file.
+# 3. times npm gpt-tokenizer 4.0.0 in Node on the same file;
+# 4. times this tokenizer against the one before issue 31's caches, in one process
+#    (scripts/bench-tokenizer-ab.sh).
 # The workerd figure needs the deployed/dev worker and is measured separately.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,3 +13,4 @@ mkdir -p "$(dirname "$corpus")"
 node corpus/tokenizer/bench.mjs make "$corpus"
 cargo bench --bench tokenizer -- "$corpus"
 node corpus/tokenizer/bench.mjs run "$corpus"
+bash scripts/bench-tokenizer-ab.sh

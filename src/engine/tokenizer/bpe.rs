@@ -15,7 +15,12 @@
 //! merged chunk by chunk and each junction healed ([`merge_chunked`]): a merge result is the unique
 //! token sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the
 //! healed concatenation is the piece's merge result, and each chunk's heap stays in cache.
+//!
+//! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most
+//! 16 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
+//! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
+use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -54,18 +59,32 @@ pub fn merge_rank(bytes: &[u8]) -> Option<u32> {
     rank_of(bytes)
 }
 
-#[inline]
-fn pair_rank(piece: &[u8], start: usize, end: usize) -> u32 {
-    merge_rank(&piece[start..end]).unwrap_or(NO_RANK)
+/// How a merge ranks two adjacent parts with ids `a` and `b` whose joined bytes are `joined`.
+trait PairRank {
+    fn rank(&mut self, a: u32, b: u32, joined: &[u8]) -> u32;
 }
 
-/// Appends the ids of `piece` (a whole pre-tokenizer piece) to `out`.
-#[inline]
-pub fn encode_piece(piece: &[u8], out: &mut Vec<u32>) {
-    if let Some(rank) = rank_of(piece) {
-        out.push(rank);
-    } else {
-        merge(piece, out);
+/// Straight from the tables, with gpt-tokenizer's rank function (any piece).
+struct Plain;
+
+impl PairRank for Plain {
+    #[inline(always)]
+    fn rank(&mut self, _: u32, _: u32, joined: &[u8]) -> u32 {
+        merge_rank(joined).unwrap_or(NO_RANK)
+    }
+}
+
+/// Through the pair cache, keyed by the two ids: only for pieces free of EF BB BF, where every
+/// part's bytes are its id's token bytes and [`merge_rank`] is [`rank_of`] (see cache.rs).
+struct Cached<'c>(&'c mut Caches);
+
+impl PairRank for Cached<'_> {
+    #[inline(always)]
+    fn rank(&mut self, a: u32, b: u32, joined: &[u8]) -> u32 {
+        match self.0.pair(a, b, || rank_of(joined).unwrap_or(NO_RANK)) {
+            NO_PAIR => NO_RANK,
+            rank => rank,
+        }
     }
 }
 
@@ -75,9 +94,9 @@ pub fn count_piece(piece: &[u8], scratch: &mut Vec<u32>) -> usize {
     if rank_of(piece).is_some() {
         1
     } else if piece.len() <= TINY_PIECE {
-        ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece).parts
+        ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece, &mut Plain).parts
     } else if piece.len() <= SHORT_PIECE {
-        ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece).parts
+        ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, &mut Plain).parts
     } else {
         scratch.clear();
         merge_long(piece, scratch);
@@ -87,14 +106,80 @@ pub fn count_piece(piece: &[u8], scratch: &mut Vec<u32>) -> usize {
 
 /// Appends the merge result of `piece` to `out` (no whole-piece lookup first).
 pub fn merge(piece: &[u8], out: &mut Vec<u32>) {
+    merge_with(piece, out, &mut Plain);
+}
+
+fn merge_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
     if piece.len() <= TINY_PIECE {
-        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece);
+        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece, ranks);
         out.extend_from_slice(&merged.ids[..merged.parts]);
     } else if piece.len() <= SHORT_PIECE {
-        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece);
+        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, ranks);
         out.extend_from_slice(&merged.ids[..merged.parts]);
     } else {
-        merge_long(piece, out);
+        merge_long_with(piece, out, ranks);
+    }
+}
+
+/// Appends the ids of `piece` (a whole pre-tokenizer piece) to `out`, through `caches` (see
+/// cache.rs).
+#[inline]
+pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    if piece.len() <= PIECE_KEY {
+        let key = piece_key(piece);
+        if let Some(entry) = caches.piece(key, piece.len()) {
+            if entry.count() <= PIECE_IDS {
+                entry.extend(out);
+                return;
+            }
+        }
+        let from = out.len();
+        merge_uncached_piece(piece, out, caches);
+        let count = out.len() - from;
+        caches.store_piece(key, piece.len(), count, &out[from..]);
+    } else {
+        merge_uncached_piece(piece, out, caches);
+    }
+}
+
+/// Number of ids of `piece`, through `caches` (see cache.rs); `scratch` serves pieces not cached.
+#[inline]
+pub fn count_piece_cached(piece: &[u8], scratch: &mut Vec<u32>, caches: &mut Caches) -> usize {
+    if piece.len() <= PIECE_KEY {
+        let key = piece_key(piece);
+        if let Some(entry) = caches.piece(key, piece.len()) {
+            return entry.count();
+        }
+        scratch.clear();
+        merge_uncached_piece(piece, scratch, caches);
+        caches.store_piece(key, piece.len(), scratch.len(), scratch);
+        scratch.len()
+    } else if rank_of(piece).is_some() {
+        1
+    } else {
+        scratch.clear();
+        merge_pairs_cached(piece, scratch, caches);
+        scratch.len()
+    }
+}
+
+/// The ids of a piece the piece cache did not answer: one lookup of the whole piece, else a merge.
+#[inline(always)]
+fn merge_uncached_piece(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    if let Some(rank) = rank_of(piece) {
+        out.push(rank);
+    } else {
+        merge_pairs_cached(piece, out, caches);
+    }
+}
+
+/// A merge whose pair lookups go through the pair cache when `piece` allows it.
+#[inline(always)]
+fn merge_pairs_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    if contains_bom(piece) {
+        merge_with(piece, out, &mut Plain);
+    } else {
+        merge_with(piece, out, &mut Cached(caches));
     }
 }
 
@@ -131,7 +216,7 @@ struct ShortMerge<const N: usize, const S: usize> {
 
 impl<const N: usize, const S: usize> ShortMerge<N, S> {
     #[inline]
-    fn of(piece: &[u8]) -> Self {
+    fn of(piece: &[u8], ranks: &mut impl PairRank) -> Self {
         let n = piece.len();
         debug_assert!(n <= N && S == N + 1 && N <= SHORT_PIECE);
         let mut m = ShortMerge {
@@ -179,12 +264,13 @@ impl<const N: usize, const S: usize> ShortMerge<N, S> {
             m.parts = live - 1;
             let start = |i: usize| m.starts[i] as usize;
             m.pairs[at] = if at + 2 <= m.parts {
-                pair_rank(piece, start(at), start(at + 2))
+                ranks.rank(best, m.ids[at + 1], &piece[start(at)..start(at + 2)])
             } else {
                 NO_RANK
             };
             if at > 0 {
-                m.pairs[at - 1] = pair_rank(piece, start(at - 1), start(at + 1));
+                m.pairs[at - 1] =
+                    ranks.rank(m.ids[at - 1], best, &piece[start(at - 1)..start(at + 1)]);
             }
         }
     }
@@ -211,10 +297,14 @@ const NO_PART: u32 = u32::MAX;
 /// Merge of a piece longer than [`SHORT_PIECE`]: chunked ([`merge_chunked`]) when it is over two
 /// chunks long and free of EF BB BF (where the rank function is irregular), else one heap.
 pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
+    merge_long_with(piece, out, &mut Plain);
+}
+
+fn merge_long_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
     if piece.len() > 2 * CHUNK && !contains_bom(piece) {
-        merge_chunked(piece, CHUNK, HEAL_LIMIT, out);
+        merge_chunked(piece, CHUNK, HEAL_LIMIT, out, ranks);
     } else {
-        merge_heap(piece, out);
+        merge_heap(piece, out, ranks);
     }
 }
 
@@ -225,7 +315,13 @@ pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
 /// is then valid: inside a merged window because it is a merge result, at each junction because it
 /// was checked. The one sequence with that property is the merge of the whole piece. A heal whose
 /// margin grows past `heal_limit` bytes ([`HEAL_LIMIT`]) merges the whole piece with one heap.
-fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u32>) {
+fn merge_chunked(
+    piece: &[u8],
+    chunk: usize,
+    heal_limit: usize,
+    out: &mut Vec<u32>,
+    ranks: &mut impl PairRank,
+) {
     let base = out.len();
     let (mut window, mut middle) = (Vec::new(), Vec::new());
     let mut start = 0;
@@ -234,7 +330,7 @@ fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u3
         // the irregular BOM lookups never reach this function).
         let end = (start + chunk).min(piece.len());
         window.clear();
-        merge_heap(&piece[start..end], &mut window);
+        merge_heap(&piece[start..end], &mut window, ranks);
         // The sequence is out[base..] (piece[..from]), middle (piece[from..to]), then
         // window[taken..] (piece[to..end]).
         let (mut from, mut to, mut taken) = (start, start, 0);
@@ -257,7 +353,7 @@ fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u3
             }
             if margin > heal_limit {
                 out.truncate(base);
-                merge_heap(piece, out);
+                merge_heap(piece, out, ranks);
                 return;
             }
             while out.len() > base && start - from < margin {
@@ -269,7 +365,7 @@ fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u3
                 taken += 1;
             }
             middle.clear();
-            merge_heap(&piece[from..to], &mut middle);
+            merge_heap(&piece[from..to], &mut middle, ranks);
             margin *= 4;
         }
         start = end;
@@ -279,7 +375,7 @@ fn merge_chunked(piece: &[u8], chunk: usize, heal_limit: usize, out: &mut Vec<u3
 /// Heap merge: parts form a doubly linked list over their start offsets; the heap holds
 /// `(rank, start)` of candidate pairs, stale entries (whose part is dead or re-ranked) skipped when
 /// popped. Ties pop the smallest start first, i.e. the leftmost pair, as the quadratic scan chooses.
-fn merge_heap(piece: &[u8], out: &mut Vec<u32>) {
+fn merge_heap(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
     let n = piece.len();
     assert!(n < NO_PART as usize, "a piece is shorter than 4 GiB");
     let key = |rank: u32, start: usize| Reverse(((rank as u64) << 32) | start as u64);
@@ -314,7 +410,8 @@ fn merge_heap(piece: &[u8], out: &mut Vec<u32>) {
         parts[i].next = after as u32;
         parts[i].rank = if after < n {
             parts[after].prev = i as u32;
-            pair_rank(piece, i, parts[after].next as usize)
+            let joined = &piece[i..parts[after].next as usize];
+            ranks.rank(rank, parts[after].id, joined)
         } else {
             NO_RANK
         };
@@ -323,7 +420,7 @@ fn merge_heap(piece: &[u8], out: &mut Vec<u32>) {
         }
         if parts[i].prev != NO_PART {
             let p = parts[i].prev as usize;
-            parts[p].rank = pair_rank(piece, p, after);
+            parts[p].rank = ranks.rank(parts[p].id, rank, &piece[p..after]);
             if parts[p].rank != NO_RANK {
                 heap.push(key(parts[p].rank, p));
             }
@@ -345,9 +442,20 @@ mod tests {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         // The tiny or the short scan, as the length picks; the short one for every length too.
         merge(piece, &mut a);
-        let short = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece);
+        let short = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, &mut Plain);
         assert_eq!(a, short.ids[..short.parts]);
         merge_long(piece, &mut b);
+        // Through the caches, cold then warm: the same ids and count.
+        let mut caches = Caches::new();
+        for _ in 0..2 {
+            let mut cached = Vec::new();
+            encode_piece_cached(piece, &mut cached, &mut caches);
+            let count = count_piece_cached(piece, &mut Vec::new(), &mut caches);
+            if rank_of(piece).is_none() {
+                assert_eq!(cached, a, "{piece:?}");
+            }
+            assert_eq!(count, cached.len(), "{piece:?}");
+        }
         (a, b)
     }
 
@@ -402,12 +510,12 @@ mod tests {
                 };
                 let piece = piece.as_bytes();
                 let mut whole = Vec::new();
-                merge_heap(piece, &mut whole);
+                merge_heap(piece, &mut whole, &mut Plain);
                 for chunk in [1, 3, 8, 33, 100, 257] {
                     for heal_limit in [0, HEAL_LIMIT] {
                         // Whatever `out` held before stays as it was.
                         let mut chunked = vec![7, 7];
-                        merge_chunked(piece, chunk, heal_limit, &mut chunked);
+                        merge_chunked(piece, chunk, heal_limit, &mut chunked, &mut Plain);
                         assert_eq!(chunked[..2], [7, 7]);
                         assert_eq!(chunked[2..], whole, "{alphabet:?} {len} {chunk}");
                     }
@@ -416,7 +524,7 @@ mod tests {
                         .chunks(chunk)
                         .flat_map(|c| {
                             let mut ids = Vec::new();
-                            merge_heap(c, &mut ids);
+                            merge_heap(c, &mut ids, &mut Plain);
                             ids
                         })
                         .collect();
@@ -430,8 +538,10 @@ mod tests {
 
     #[test]
     fn bom_prefixed_tokens_are_never_produced() {
-        let mut out = Vec::new();
-        encode_piece("\u{FEFF}".as_bytes(), &mut out);
-        assert_eq!(out, [171, 3299]);
+        for mut caches in [Caches::none(), Caches::new()] {
+            let mut out = Vec::new();
+            encode_piece_cached("\u{FEFF}".as_bytes(), &mut out, &mut caches);
+            assert_eq!(out, [171, 3299]);
+        }
     }
 }

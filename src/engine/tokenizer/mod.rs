@@ -15,7 +15,8 @@
 //!
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking
-//! any part up twice, and long pieces merge in O(n log n).
+//! any part up twice, and long pieces merge in O(n log n). Two small per-thread caches ([`cache`])
+//! answer repeated pieces and repeated pair merges without touching the 1.1 MB rank tables.
 //!
 //! This directory is its own package (`context-meter-tokenizer`, re-exported by the worker as
 //! `engine::tokenizer`) so the release profile builds it at opt-level 3 while the rest stays "s".
@@ -23,6 +24,7 @@
 //! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
 mod bpe;
+mod cache;
 mod hash;
 mod prefix;
 mod split;
@@ -55,9 +57,11 @@ pub fn is_letter_or_number(c: char) -> bool {
 pub fn encode(text: &str) -> Vec<u32> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(text.len() / 3 + 1);
-    for piece in split::pieces(text) {
-        bpe::encode_piece(&bytes[piece], &mut out);
-    }
+    cache::with(|caches| {
+        for piece in split::pieces(text) {
+            bpe::encode_piece_cached(&bytes[piece], &mut out, caches);
+        }
+    });
     out
 }
 
@@ -65,9 +69,11 @@ pub fn encode(text: &str) -> Vec<u32> {
 pub fn count(text: &str) -> usize {
     let bytes = text.as_bytes();
     let mut scratch = Vec::new();
-    split::pieces(text)
-        .map(|piece| bpe::count_piece(&bytes[piece], &mut scratch))
-        .sum()
+    cache::with(|caches| {
+        split::pieces(text)
+            .map(|piece| bpe::count_piece_cached(&bytes[piece], &mut scratch, caches))
+            .sum()
+    })
 }
 
 /// Number of tokens of `head` followed by `tail`, counted as one joined text (never a sum of

@@ -26,7 +26,7 @@
 //! wholly inside the cut prefix is at most that long; see `Analysis::long_piece_jump`). The jump
 //! makes a 256 KiB run of one letter cost one tokenization instead of 250 000 probes.
 
-use super::{bpe, count, split};
+use super::{bpe, cache, count, split};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 
@@ -215,28 +215,30 @@ impl<'t> Analysis<'t> {
         // The furthest lookahead of the pieces before piece j is the lookahead of piece j - 1
         // alone ([`lookahead_before`]), so the count pass measures it only at checkpoints.
         let mut previous_start = 0;
-        for piece in split::pieces(text) {
-            if piece.start >= next_checkpoint {
-                checkpoints.push(Boundary {
-                    start: piece.start,
-                    tokens_before: tokens,
-                    lookahead_before: lookahead_before(bytes, previous_start, piece.start),
-                });
-                next_checkpoint = piece.start.saturating_add(segment);
+        cache::with(|caches| {
+            for piece in split::pieces(text) {
+                if piece.start >= next_checkpoint {
+                    checkpoints.push(Boundary {
+                        start: piece.start,
+                        tokens_before: tokens,
+                        lookahead_before: lookahead_before(bytes, previous_start, piece.start),
+                    });
+                    next_checkpoint = piece.start.saturating_add(segment);
+                }
+                previous_start = piece.start;
+                let piece = &bytes[piece];
+                let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
+                    .then(|| split::run_kind(piece))
+                    .flatten();
+                if let Some(run) = run {
+                    let long = LongPiece::new(piece, run);
+                    tokens += long.ids.len();
+                    long_pieces.push((previous_start, long));
+                } else {
+                    tokens += bpe::count_piece_cached(piece, &mut scratch, caches);
+                }
             }
-            previous_start = piece.start;
-            let piece = &bytes[piece];
-            let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
-                .then(|| split::run_kind(piece))
-                .flatten();
-            if let Some(run) = run {
-                let long = LongPiece::new(piece, run);
-                tokens += long.ids.len();
-                long_pieces.push((previous_start, long));
-            } else {
-                tokens += bpe::count_piece(piece, &mut scratch);
-            }
-        }
+        });
         checkpoints.push(Boundary {
             start: text.len(),
             tokens_before: tokens,
@@ -263,22 +265,24 @@ impl<'t> Analysis<'t> {
             let (mut tokens, mut lookahead) = (first.tokens_before, first.lookahead_before);
             let mut scratch = Vec::new();
             let mut boundaries = Vec::new();
-            for piece in split::pieces(&self.text[first.start..]) {
-                let (start, end) = (first.start + piece.start, first.start + piece.end);
-                if start >= next.start {
-                    break;
+            cache::with(|caches| {
+                for piece in split::pieces(&self.text[first.start..]) {
+                    let (start, end) = (first.start + piece.start, first.start + piece.end);
+                    if start >= next.start {
+                        break;
+                    }
+                    boundaries.push(Boundary {
+                        start,
+                        tokens_before: tokens,
+                        lookahead_before: lookahead,
+                    });
+                    lookahead = lookahead.max(split::piece_lookahead(bytes, start, end));
+                    tokens += match self.long_piece_at(start) {
+                        Some(long) => long.ids.len(),
+                        None => bpe::count_piece_cached(&bytes[start..end], &mut scratch, caches),
+                    };
                 }
-                boundaries.push(Boundary {
-                    start,
-                    tokens_before: tokens,
-                    lookahead_before: lookahead,
-                });
-                lookahead = lookahead.max(split::piece_lookahead(bytes, start, end));
-                tokens += match self.long_piece_at(start) {
-                    Some(long) => long.ids.len(),
-                    None => bpe::count_piece(&bytes[start..end], &mut scratch),
-                };
-            }
+            });
             debug_assert_eq!(
                 (tokens, lookahead),
                 (next.tokens_before, next.lookahead_before)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Tokenizer before/after in one process: `scripts/bench-tokenizer-ab.sh [BASE_COMMIT] [ROUNDS]` links
+# this worktree's tokenizer and BASE_COMMIT's (default 7bbec8c: the tokenizer before issue 31's
+# caches) into bench/tokenizer-ab/main.rs, checks they agree on the 1 MiB mixed corpus, and times
+# them in alternating rounds. Scratch files live in target/tokenizer-ab (nothing is installed).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+base="${1:-7bbec8c}"
+rounds="${2:-21}"
+work=target/tokenizer-ab
+corpus=target/tokenizer-bench/mixed.txt
+[ -f "$corpus" ] || { mkdir -p "$(dirname "$corpus")"; node corpus/tokenizer/bench.mjs make "$corpus"; }
+rm -rf "$work/base" && mkdir -p "$work/base" "$work/src"
+git archive "$base" src/engine/tokenizer src/engine/test_rng.rs build.rs data/cl100k_base.tiktoken \
+  data/js-unicode-classes.txt | tar -x -C "$work/base"
+sed -i 's/^name = "context-meter-tokenizer"/name = "context-meter-tokenizer-base"/' \
+  "$work/base/src/engine/tokenizer/Cargo.toml"
+cp bench/tokenizer-ab/main.rs "$work/src/main.rs"
+libc_version="$(awk '/^name = "libc"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
+cat >"$work/Cargo.toml" <<TOML
+[package]
+name = "tokenizer-ab"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[workspace]
+
+[dependencies]
+new = { path = "$ROOT/src/engine/tokenizer", package = "context-meter-tokenizer" }
+old = { path = "base/src/engine/tokenizer", package = "context-meter-tokenizer-base" }
+libc = "=$libc_version"
+
+[profile.release]
+opt-level = 3
+lto = true
+codegen-units = 1
+TOML
+echo "tokenizer before/after: base $(git rev-parse --short "$base"), worktree $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src/engine/tokenizer || echo ' + changes')"
+(cd "$work" && cargo build --release --quiet)
+"$work/target/release/tokenizer-ab" "$corpus" "$rounds"
