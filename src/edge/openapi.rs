@@ -209,14 +209,12 @@ fn mpp_answers(op: &mut Value) {
                         headers.insert("WWW-Authenticate".into(), header("Payment id, realm, method=\"tempo\", intent=\"charge\", request (base64url JSON: amount, currency, recipient, chainId), expires"));
                     }
                 }
-                if status.starts_with('4')
-                    && status != "400"
-                    && status != "413"
-                    && status != "415"
-                    && status != "422"
-                {
-                    response["content"] =
-                        json!({"application/problem+json": {"schema": problem.clone()}});
+                if matches!(status.as_str(), "402" | "409" | "429" | "503") {
+                    let mut schema = problem.clone();
+                    schema["properties"]["code"] = response["content"]["application/json"]
+                        ["schema"]["properties"]["code"]
+                        .clone();
+                    response["content"] = json!({"application/problem+json": {"schema": schema}});
                 }
             }
         }
@@ -311,8 +309,11 @@ mod tests {
                 assert_eq!(op["x-payment-info"]["price"]["amount"], label[1..]);
             }
             for (code, status) in schemas::refusals(route.handler) {
-                let schema =
-                    &op["responses"][status.to_string()]["content"]["application/json"]["schema"];
+                let content = &op["responses"][status.to_string()]["content"];
+                let schema = match &content["application/json"] {
+                    Value::Null => &content["application/problem+json"]["schema"],
+                    json => &json["schema"],
+                };
                 let listed = schema["properties"]["code"]["enum"]
                     .as_array()
                     .or_else(|| schema["anyOf"][1]["properties"]["code"]["enum"].as_array())

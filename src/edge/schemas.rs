@@ -14,24 +14,26 @@ use crate::engine::payment::PaymentError;
 use crate::engine::{budget_pack, composition, token_efficiency, token_opt, ClosedError};
 use serde_json::{json, Value};
 
-/// A Solana address as the free tier's `caller` takes it.
+/// The fixed schemas and examples, kept as JSON text (`schemas.json`): data rather than `json!`
+/// code, so they cost the bundle their compressed text only (ARCHITECTURE §8).
+const FIXED: &str = include_str!("schemas.json");
+
+thread_local! {
+    static FIXED_VALUE: Value = serde_json::from_str(FIXED).unwrap_or(Value::Null);
+}
+
+/// One member of `schemas.json` (a unit test holds every name used here present).
+fn fixed(path: &[&str]) -> Value {
+    FIXED_VALUE.with(|all| path.iter().fold(all, |value, key| &value[*key]).clone())
+}
+
+/// A Solana or EVM address as the free tier's `caller` takes it.
 fn wallet() -> Value {
-    json!({"type": "string", "pattern": "^[1-9A-HJ-NP-Za-km-z]{32,44}$",
-           "description": "Solana address (base58 of 32 bytes): the free tier's wallet"})
+    fixed(&["wallet"])
 }
 
 fn token_efficiency_request(with_caller: bool) -> Value {
-    let mut schema = json!({
-        "type": "object",
-        "required": ["payload", "budget_tokens"],
-        "properties": {
-            "payload": {"type": "string", "description": "The tool or search result to check, as text or JSON text"},
-            "budget_tokens": {"type": "integer", "minimum": 1, "description": "The budget the payload must fit, in cl100k_base tokens"},
-            "keep_fields": {"type": "array", "items": {"type": "string"}, "description": "Dot paths over object keys protected from removal"},
-            "reserve_tokens": {"type": "integer", "minimum": 0, "description": "Held back from the budget; must be below budget_tokens"},
-        },
-        "additionalProperties": false,
-    });
+    let mut schema = fixed(&["token_efficiency_request"]);
     if with_caller {
         schema["properties"]["caller"] = wallet();
     }
@@ -39,64 +41,15 @@ fn token_efficiency_request(with_caller: bool) -> Value {
 }
 
 fn composition_request() -> Value {
-    json!({
-        "type": "object",
-        "required": ["envelope_version", "declared_format_id", "record"],
-        "properties": {
-            "envelope_version": {"const": composition::envelope::ENVELOPE_VERSION},
-            "declared_format_id": {"enum": ["letta-af", "anthropic-messages", "generic-message-list"],
-                                   "description": "The record's format, declared, never sniffed"},
-            "declared_format_version": {"type": "string"},
-            "record": {"type": ["object", "array"], "description": "Exactly one session record in the declared format, inline"},
-            "harness_stated_counts": {"type": "object", "properties": {
-                "per_message": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 0}},
-                "total": {"type": "integer", "minimum": 0}}},
-            "criteria_ack": {},
-            "caller": wallet(),
-        },
-        "description": "context-composition-envelope/1; unknown top-level members are counted and dropped",
-    })
+    fixed(&["composition_request"])
 }
 
 fn levers_request() -> Value {
-    json!({
-        "type": "object",
-        "minProperties": 1,
-        "properties": {
-            "c9": {"type": "object", "required": ["candidates"], "additionalProperties": false, "properties": {
-                "query": {"type": "string"},
-                "candidates": {"type": "array", "items": {"type": "object", "required": ["id", "category", "score", "text"],
-                    "additionalProperties": false, "properties": {"id": {"type": "string"}, "category": {"type": "string"},
-                    "score": {"type": "number"}, "text": {"type": "string"}}}},
-                "per_category": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": false,
-                    "properties": {"top_k": {"type": "integer", "minimum": 0}, "cutoff": {"type": "number"}}}}}},
-            "filter": {"type": "object", "required": ["response", "allowed"], "additionalProperties": false, "properties": {
-                "response": {"type": "object"},
-                "allowed": {"type": "array", "items": {"type": "string"}},
-                "required": {"type": "array", "items": {"type": "string"}}}},
-            "truncate": {"type": "object", "required": ["blocks", "max_chars"], "additionalProperties": false, "properties": {
-                "blocks": {"type": "array", "items": {"type": "string"}},
-                "max_chars": {"type": "integer", "minimum": 0}}},
-            "schema": {"type": "object", "required": ["tools"], "additionalProperties": false, "properties": {
-                "tools": {"type": "array", "items": {"type": "object", "required": ["name"], "additionalProperties": false,
-                    "properties": {"name": {"type": "string"}, "full": {"type": "string"}, "slim": {"type": "string"},
-                                   "detail_fetches": {"type": "integer", "minimum": 0}}}}}},
-        },
-        "additionalProperties": false,
-    })
+    fixed(&["levers_request"])
 }
 
 fn toon_request() -> Value {
-    json!({
-        "type": "object",
-        "required": ["payload"],
-        "properties": {
-            "payload": {"description": "The JSON value to encode as TOON"},
-            "delimiter": {"enum": [",", "\t", "|"]},
-            "indent_size": {"type": "integer", "minimum": 1, "maximum": 8},
-        },
-        "additionalProperties": false,
-    })
+    fixed(&["toon_request"])
 }
 
 fn pack_contract() -> Value {
@@ -124,48 +77,36 @@ pub fn request_schema(handler: Handler) -> Option<Value> {
 pub fn request_example(handler: Handler) -> Option<Value> {
     Some(match handler {
         Handler::Free(Family::TokenEfficiency) | Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
-            json!({"payload": "{\"items\":[{\"id\":1,\"note\":\"a\"},{\"id\":2,\"note\":\"b\"}]}", "budget_tokens": 12})
+            fixed(&["examples", "token_efficiency"])
         }
         Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
-            json!({"envelope_version": composition::envelope::ENVELOPE_VERSION,
-                   "declared_format_id": "generic-message-list",
-                   "record": {"messages": [{"role": "user", "text": "Summarise the report."}]}})
+            fixed(&["examples", "composition"])
         }
         Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
             pack_contract()["exampleInput"].clone()
         }
-        Handler::Paid(PaidOp::TokenOptLevers) => {
-            json!({"truncate": {"blocks": ["alpha beta gamma", "delta"], "max_chars": 8}})
-        }
-        Handler::Paid(PaidOp::TokenOptToon) => {
-            json!({"payload": {"rows": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}})
-        }
+        Handler::Paid(PaidOp::TokenOptLevers) => fixed(&["examples", "levers"]),
+        Handler::Paid(PaidOp::TokenOptToon) => fixed(&["examples", "toon"]),
         _ => return None,
     })
 }
 
 /// The `signature` member of a signed report.
 pub fn signature_schema() -> Value {
-    json!({"type": "object", "required": ["alg", "key_id", "sig"], "additionalProperties": false,
-           "properties": {"alg": {"const": "Ed25519"}, "key_id": {"type": "string"},
-                          "sig": {"type": "string", "contentEncoding": "base64"}},
-           "description": "Ed25519 over the RFC 8785 (JCS) bytes of the body without this member"})
+    fixed(&["signature"])
 }
 
 /// JSON Schema of the route's delivered body (2xx; also the signed could-not-measure 422).
 pub fn report_schema(handler: Handler) -> Value {
     match handler {
         Handler::Paid(PaidOp::BudgetPack) => pack_contract()["outputSchema"].clone(),
-        Handler::Free(Family::BudgetPack) => json!({
-            "type": "object",
-            "required": ["operation", "version", "valid"],
-            "properties": {"operation": {"const": "context-budget-pack"}, "valid": {"type": "boolean"}},
-            "description": "Preflight figures; signed in the Report-Signature header"}),
+        Handler::Free(Family::BudgetPack) => fixed(&["preflight_report"]),
         _ => json!({
             "type": "object",
             "required": ["signature"],
             "properties": {"signature": signature_schema()},
-            "description": "Signed report; its members are described by the family's served criteria"}),
+            "description": fixed(&["signed_report_description"]),
+        }),
     }
 }
 
@@ -277,6 +218,36 @@ mod tests {
             .count();
         assert_eq!(checked, posts);
         assert!(posts > 0);
+    }
+
+    /// Every fixed schema the code reads is in `schemas.json`, and the composition envelope's
+    /// version there is the engine's.
+    #[test]
+    fn the_fixed_schemas_are_present_and_current() {
+        for name in [
+            "wallet",
+            "token_efficiency_request",
+            "composition_request",
+            "levers_request",
+            "toon_request",
+            "signature",
+            "preflight_report",
+        ] {
+            assert!(fixed(&[name]).is_object(), "{name}");
+        }
+        for name in ["token_efficiency", "composition", "levers", "toon"] {
+            assert!(fixed(&["examples", name]).is_object(), "{name}");
+        }
+        assert!(fixed(&["signed_report_description"]).is_string());
+        let version = Value::from(composition::envelope::ENVELOPE_VERSION);
+        assert_eq!(
+            composition_request()["properties"]["envelope_version"]["const"],
+            version
+        );
+        assert_eq!(
+            request_example(Handler::Paid(PaidOp::CompositionAudit)).unwrap()["envelope_version"],
+            version
+        );
     }
 
     #[test]
