@@ -90,6 +90,12 @@ test('every paid 402 declares the bazaar extension, valid under @x402/extensions
       });
     }
     assert.equal(challenge.status, 402, route.path);
+    if (route.path.startsWith('/v1/mpp/')) {
+      // The pack's MPP rail challenges in its own scheme (WWW-Authenticate: Payment), not x402.
+      assert.match(challenge.headers.get('www-authenticate') ?? '', /^Payment /, route.path);
+      assert.equal(challenge.headers.get('payment-required'), null, route.path);
+      continue;
+    }
     const body = await challenge.json();
     assert.equal(body.code, 'payment_required');
     assert.equal(body.price_units, route.access.usdc_units);
@@ -100,7 +106,10 @@ test('every paid 402 declares the bazaar extension, valid under @x402/extensions
     assert.equal(validateDiscoveryExtensionSpec(bazaar).valid, true, route.path);
     assert.equal(bazaar.info.input.method, 'POST');
     assert.equal(bazaar.info.input.bodyType, 'json');
-    assert.ok(required.extensions['payment-identifier'].info.required);
+    // The pack's contract requires the payment identifier; the criteria routes take it when sent
+    // (a stock client with no hook pays them; ARCHITECTURE §4).
+    const pack = route.path === '/v1/x402/context-budget-pack';
+    assert.equal(required.extensions['payment-identifier'].info.required, pack, route.path);
   }
   // The fan-out document indexers read lists exactly these routes, as absolute URLs.
   const wellKnown = await (await fetch(w.url + '/.well-known/x402')).json();
