@@ -2,13 +2,16 @@
 // USDC-like token at the Base Sepolia USDC address (tests/x402/evm/chain.mjs), the official
 // facilitator code (@x402/evm ExactEvmScheme beside the Solana scheme, tests/x402/facilitator.mjs),
 // the worker under wrangler dev, and the stock client (@x402/fetch + @x402/evm, no hooks).
-// The stock client pays every paid route; then the attack table, each refused with nothing
-// charged; at the end the merchant's balanceOf is exactly price × delivered calls, with one ledger
-// row per delivered call. Ports: worker 18200, facilitator 18201, anvil 18202.
+// The stock client pays every paid route, and the quickstart examples/evm/pay-and-verify.mjs runs
+// green here; then the attack table, each refused with nothing charged; at the end the merchant's
+// balanceOf is exactly price × delivered calls, with one ledger row per delivered call.
+// Ports: worker 18200, facilitator 18201, anvil 18202.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { wrapFetchWithPaymentFromConfig, x402Client } from "@x402/fetch";
@@ -191,6 +194,40 @@ test("the pack route (its contract: key required, payment-identifier = key) is p
   const bare = await stockPayment(second.required, second.evm);
   await refusedFree(await post(route, { key: key2, headers: { "PAYMENT-SIGNATURE": bare.header } }), 400, "payment_identifier_mismatch", "pack without identifier");
   assert.equal(await merchantBalance(), before + route.price);
+});
+
+test("the EVM quickstart (examples/evm/pay-and-verify.mjs) pays the budget and pack routes and verifies both reports", async () => {
+  const example = join("examples", "evm", "pay-and-verify.mjs");
+  const before = await merchantBalance();
+  const env = { ...process.env, CM_URL: worker.url, EVM_RPC_URL: chain.rpcUrl, PAYER_PRIVATE_KEY: KEYS.client };
+  // Asynchronously: the facilitator runs in this process and must keep answering meanwhile.
+  const run = await promisify(execFile)(process.execPath, [example], { cwd: ROOT, env, encoding: "utf8", timeout: 120_000 })
+    .catch((e) => assert.fail(`${example} failed (${e.code ?? e.signal}):\n${e.stdout}\n${e.stderr}`));
+  const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => l.path), [ROUTES.budget.path, ROUTES.pack.path]);
+  for (const line of lines) {
+    const route = line.path === ROUTES.pack.path ? ROUTES.pack : ROUTES.budget;
+    assert.equal(line.status, 200, JSON.stringify(line));
+    assert.equal(line.verified, true, JSON.stringify(line));
+    assert.equal(BigInt(line.paid_units), route.price, JSON.stringify(line));
+    assert.match(line.transaction, /^0x[0-9a-f]{64}$/, JSON.stringify(line));
+    const mined = await chain.publicClient.getTransactionReceipt({ hash: line.transaction });
+    assert.equal(mined.status, "success", line.transaction);
+    expected += route.price;
+    deliveredCalls += 1;
+  }
+  assert.equal(await merchantBalance(), before + ROUTES.budget.price + ROUTES.pack.price);
+  // And it can fail: a payer without USDC (anvil account 0, never minted) is refused, nothing
+  // moves, and the example says so in its lines and its exit status.
+  const unfunded = await promisify(execFile)(process.execPath, [example], { cwd: ROOT, env: { ...env, PAYER_PRIVATE_KEY: KEYS.minter }, encoding: "utf8", timeout: 120_000 })
+    .then(() => assert.fail("an unfunded payer must not exit 0"), (e) => e);
+  assert.equal(unfunded.code, 1, unfunded.stderr);
+  for (const line of unfunded.stdout.trim().split("\n").map((l) => JSON.parse(l))) {
+    assert.notEqual(line.status, 200, JSON.stringify(line));
+    assert.equal(line.verified, false, JSON.stringify(line));
+    assert.equal(line.transaction, null, JSON.stringify(line));
+  }
+  assert.equal(await merchantBalance(), before + ROUTES.budget.price + ROUTES.pack.price);
 });
 
 test("replays of a delivered authorization: same key, another key, another route, after a facilitator restart", async () => {
