@@ -2,12 +2,17 @@
 // Objects) on a local Tempo chain (anvil 1.7.1 `--network tempo`, the real pathUSD TIP-20 precompile),
 // and the attack table. Every attack checks that nothing was delivered (no 200, no report) and the
 // recipient's pathUSD balance; at the end the D1 ledger holds exactly one row per delivered call.
-// Ports 18300-18399: worker 18300, chain 18301, a second chain (another chain id) 18302.
+// Ports 18300-18399: worker 18300, chain 18301, a second chain (another chain id) 18302 (the example's
+// recording proxy takes a free port).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { generatePrivateKey } from "viem/accounts";
 import { Challenge, Credential, Receipt } from "mppx";
 import { startWorker, d1, ROOT } from "../e2e/lib/worker.mjs";
 import {
@@ -24,8 +29,8 @@ const REALM = "127.0.0.1";
 let chain, otherChain, worker, url;
 let delivered = 0;
 const payers = new Set([PAYER.address.toLowerCase()]);
-async function stockPayer() {
-  const account = await freshPayer(chain.url, chain.chainId);
+async function stockPayer(privateKey) {
+  const account = await freshPayer(chain.url, chain.chainId, privateKey);
   payers.add(account.address.toLowerCase());
   return account;
 }
@@ -114,6 +119,55 @@ test("the stock mppx client pays and gets the contract's exampleResponse byte fo
   assert.equal(await balance(chain.url, RECIPIENT), before + PRICE);
   const tx = await rpc(chain.url, "eth_getTransactionReceipt", [receipt.reference]);
   assert.equal(tx.status, "0x1");
+  delivered += 1;
+});
+
+/**
+ * A pass-through to the worker on a free port that keeps each POST's status and response body as
+ * received, so a test can see what a separate process (the example) was delivered.
+ */
+async function recordingProxy(target) {
+  const seen = [];
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const headers = { ...req.headers };
+    delete headers.host;
+    delete headers["content-length"];
+    const answer = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const body = Buffer.from(await answer.arrayBuffer());
+    if (req.method === "POST") seen.push({ path: req.url, status: answer.status, body: body.toString("utf8") });
+    const out = Object.fromEntries([...answer.headers].filter(([k]) => !["content-encoding", "content-length", "transfer-encoding", "connection"].includes(k)));
+    res.writeHead(answer.status, out).end(body);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, seen, close: () => new Promise((r) => server.close(r)) };
+}
+
+test("examples/mpp/pay-and-verify.mjs (the README's MPP quickstart) pays, is delivered the contract's exampleResponse and verifies it", async () => {
+  const privateKey = generatePrivateKey();
+  await stockPayer(privateKey);
+  const before = await balance(chain.url, RECIPIENT);
+  const proxy = await recordingProxy(worker.url);
+  const env = { ...process.env, CM_URL: proxy.url, TEMPO_RPC_URL: chain.url, PAYER_PRIVATE_KEY: privateKey };
+  // Asynchronously: the proxy runs in this process and must keep answering meanwhile.
+  const run = await promisify(execFile)(process.execPath, [join("examples", "mpp", "pay-and-verify.mjs")], { cwd: ROOT, env, encoding: "utf8", timeout: 120_000 })
+    .catch((e) => assert.fail(`the example failed (${e.code ?? e.signal}):\n${e.stdout}\n${e.stderr}`))
+    .finally(() => proxy.close());
+  const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines.length, 1, run.stdout);
+  const [line] = lines;
+  assert.deepEqual(Object.keys(line), ["path", "status", "paid_units", "transaction", "verified"]);
+  assert.equal(line.path, PATH);
+  assert.equal(line.status, 200);
+  assert.equal(line.verified, true);
+  assert.equal(line.paid_units, Number(PRICE));
+  assert.match(line.transaction, /^0x[0-9a-f]{64}$/);
+  assert.equal((await rpc(chain.url, "eth_getTransactionReceipt", [line.transaction])).status, "0x1");
+  assert.equal(await balance(chain.url, RECIPIENT), before + PRICE);
+  // What it was delivered: one 402 challenge, then the contract's exampleResponse byte for byte.
+  assert.deepEqual(proxy.seen.map((s) => s.status), [402, 200]);
+  assert.equal(proxy.seen[1].body, JSON.stringify(contract.exampleResponse));
   delivered += 1;
 });
 

@@ -64,10 +64,11 @@ export async function balance(rpcUrl, owner, token = PATH_USD) {
  * AlphaUSD (the fee token anvil charges). The one stand-in of this suite: anvil 1.7.1 mines only the
  * first Tempo transaction with an expiring nonce (nonceKey 2^256-1, nonce 0, validBefore) per account;
  * later ones are accepted by eth_sendRawTransaction(Sync) and silently dropped (never mined, txpool
- * empty), and the stock client's push payment always uses an expiring nonce.
+ * empty), and the stock client's push payment always uses an expiring nonce. `privateKey` (default: a
+ * new one) is for a payer that runs in another process (the example).
  */
-export async function freshPayer(rpcUrl, chainId) {
-  const account = privateKeyToAccount(generatePrivateKey());
+export async function freshPayer(rpcUrl, chainId, privateKey = generatePrivateKey()) {
+  const account = privateKeyToAccount(privateKey);
   const client = tempoClient(rpcUrl, chainId);
   const calls = [PATH_USD, ALPHA_USD].map((token) => Actions.token.transfer.call(client, { amount: 10_000_000n, to: account.address, token }));
   const funded = await sendTransactionSync(client, { account: PAYER, calls, gas: 300000n });
