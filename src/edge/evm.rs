@@ -235,7 +235,7 @@ pub(crate) async fn gate(
     let Some(evm) = claim.evm.as_deref() else {
         return refused(PaymentError::ConfigInvalid);
     };
-    let body = evm::facilitator_request(evm, identifier_of(&claim));
+    let body = evm::facilitator_request(evm, identifier_of(&claim), &pay::challenge_of(&claim));
     let answer = facilitator.verify(&body).await;
     if let Err(error) =
         answer.and_then(|answer| crate::engine::payment::read_verify_response(&answer))
@@ -313,7 +313,7 @@ async fn reconcile_claim(env: &Env, claim: &Claim, facilitator: &Facilitator) ->
         chain = reconcile::chain_verdict(used, transfer, now_s, evm.valid_before_s);
     }
     if chain == ChainVerdict::Unknown && now_s < evm.valid_before_s {
-        let body = evm::facilitator_request(evm, identifier_of(claim));
+        let body = evm::facilitator_request(evm, identifier_of(claim), &pay::challenge_of(claim));
         let timeout = pay::tunables(env).settle_timeout_ms;
         if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = evm::settle_verdict(&answer) {
@@ -399,7 +399,7 @@ pub async fn settle(
         let _ = pay::release(env, claim.clone()).await;
         return Err(failure(PaymentError::StateUnavailable));
     }
-    let body = evm::facilitator_request(evm, identifier_of(claim));
+    let body = evm::facilitator_request(evm, identifier_of(claim), &pay::challenge_of(claim));
     let verdict = match facilitator
         .settle_within(&body, tunables.settle_timeout_ms)
         .await

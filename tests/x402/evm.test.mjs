@@ -175,6 +175,15 @@ test("the stock client (@x402/fetch + @x402/evm, no hooks, no extra header) pays
     assert.equal(receipt.payer.toLowerCase(), WALLETS.client.toLowerCase());
     assert.equal(await merchantBalance(), before + route.price, route.path);
   }
+  // The worker forwarded our resource and bazaar declaration with each EVM payment too: the
+  // official extraction a cataloguing facilitator runs lists each paid route.
+  const listed = facilitator.discovered.filter((d) => d.at === "/settle").map((d) => d.info);
+  for (const route of Object.values(ROUTES).filter((r) => !r.pack)) {
+    const info = listed.find((i) => i?.resourceUrl === worker.url + route.path);
+    assert.ok(info, `${route.path}: no valid bazaar declaration reached /settle`);
+    assert.equal(info.method, "POST");
+    assert.equal(info.serviceName, "context-meter");
+  }
 });
 
 test("the pack route (its contract: key required, payment-identifier = key) is paid on EVM", async () => {

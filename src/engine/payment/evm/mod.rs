@@ -424,17 +424,41 @@ pub fn check(
     })
 }
 
-/// Body of the facilitator's `/verify` and `/settle` requests, rebuilt from the checked fields
-/// (the payment-identifier is forwarded only when the call carries one).
-pub fn facilitator_request(checked: &CheckedEvmPayment, payment_identifier: Option<&str>) -> Value {
+/// Body of the facilitator's `/verify` and `/settle` requests, rebuilt from the checked fields and
+/// our own challenge `required` (its `resource` and declared extensions: the `bazaar` declaration,
+/// so a facilitator that catalogues services can list the route, as on Solana). The
+/// payment-identifier is forwarded only when the call carries one.
+pub fn facilitator_request(
+    checked: &CheckedEvmPayment,
+    payment_identifier: Option<&str>,
+    required: &Value,
+) -> Value {
+    let mut extensions = required
+        .get("extensions")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    match payment_identifier {
+        Some(id) => {
+            extensions.insert(
+                PAYMENT_IDENTIFIER.into(),
+                json!({ "info": { "required": true, "id": id } }),
+            );
+        }
+        None => {
+            extensions.remove(PAYMENT_IDENTIFIER);
+        }
+    }
     let mut payment_payload = json!({
         "x402Version": X402_VERSION,
         "accepted": checked.requirements,
         "payload": { "authorization": checked.authorization, "signature": checked.signature },
     });
-    if let Some(id) = payment_identifier {
-        payment_payload["extensions"] =
-            json!({ PAYMENT_IDENTIFIER: { "info": { "required": true, "id": id } } });
+    if let Some(resource) = required.get("resource") {
+        payment_payload["resource"] = resource.clone();
+    }
+    if !extensions.is_empty() {
+        payment_payload["extensions"] = Value::Object(extensions);
     }
     json!({
         "x402Version": X402_VERSION,

@@ -242,7 +242,7 @@ fn each_mismatch_with_the_offer_is_refused_free_with_its_code() {
 #[test]
 fn the_facilitator_gets_a_rebuilt_payload_and_settle_answers_are_read_strictly() {
     let ok = checked(|v| v["unexpected"] = json!("dropped")).unwrap();
-    let body = facilitator_request(&ok, None);
+    let body = facilitator_request(&ok, None, &Value::Null);
     assert_eq!(body["paymentRequirements"], sepolia_accepted());
     assert_eq!(body["paymentPayload"]["accepted"], sepolia_accepted());
     assert_eq!(
@@ -251,7 +251,28 @@ fn the_facilitator_gets_a_rebuilt_payload_and_settle_answers_are_read_strictly()
     );
     assert!(body["paymentPayload"].get("extensions").is_none());
     assert!(!body.to_string().contains("dropped"));
-    let keyed = facilitator_request(&ok, Some("k-0123456789abcdef"));
+    let keyed = facilitator_request(&ok, Some("k-0123456789abcdef"), &Value::Null);
+    assert_eq!(
+        keyed["paymentPayload"]["extensions"][PAYMENT_IDENTIFIER]["info"]["id"],
+        json!("k-0123456789abcdef")
+    );
+    // Our own challenge's resource and declared extensions go along (the client's copy never
+    // does); its payment-identifier declaration is replaced by the call's id, or dropped.
+    let challenge = json!({
+        "resource": {"url": "https://cm.example/token-efficiency/budget"},
+        "extensions": {"bazaar": {"info": {"input": {"method": "POST"}}},
+                       PAYMENT_IDENTIFIER: {"info": {"required": false}}},
+    });
+    let listed = facilitator_request(&ok, None, &challenge);
+    assert_eq!(listed["paymentPayload"]["resource"], challenge["resource"]);
+    assert_eq!(
+        listed["paymentPayload"]["extensions"]["bazaar"],
+        challenge["extensions"]["bazaar"]
+    );
+    assert!(listed["paymentPayload"]["extensions"]
+        .get(PAYMENT_IDENTIFIER)
+        .is_none());
+    let keyed = facilitator_request(&ok, Some("k-0123456789abcdef"), &challenge);
     assert_eq!(
         keyed["paymentPayload"]["extensions"][PAYMENT_IDENTIFIER]["info"]["id"],
         json!("k-0123456789abcdef")
