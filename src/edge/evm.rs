@@ -17,7 +17,7 @@
 //! doubt stays uncertain). Optional `EVM_FACILITATOR_URL` (else `FACILITATOR_URL`).
 
 use crate::edge::facilitator::{post_json, Facilitator};
-use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::guard::{Command, TransitionAnswer};
 use crate::edge::payment::{self as pay, Asked, Claim, Gate, Settled};
 use crate::edge::reconcile::{mark_uncertain, Reconciled};
 use crate::engine::payment::binding::{self, Bound, CallBinding, IdentifierRule};
@@ -136,23 +136,10 @@ pub(crate) async fn gate(
     };
     let tunables = pay::tunables(env);
     let now = pay::now_ms();
-    let wallet: TransitionAnswer = match pay::guard_call(
-        env,
-        &guard::wallet_object(&checked.payer),
-        &Command::WalletAttempt {
-            now_ms: now,
-            max_attempts: tunables.attempts_per_wallet,
-        },
-    )
-    .await
+    if let Err(error) =
+        pay::wallet_attempt(env, &checked.payer, tunables.attempts_per_wallet, now).await
     {
-        Ok(answer) => answer,
-        Err(error) => return refused(error),
-    };
-    if !wallet.ok {
-        return refused(PaymentError::RateLimited {
-            retry_after_s: PaymentError::seconds(wallet.retry_after_ms.unwrap_or(1_000)),
-        });
+        return refused(error);
     }
     // The authorization is bound to its first call before any record is touched.
     let bound_to = format!("{}\n{key}", asked.route_id);

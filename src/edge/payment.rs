@@ -239,6 +239,27 @@ pub async fn load_config(
     Ok((config, facilitator))
 }
 
+/// Counts one payment attempt of the paying wallet in that wallet's own object (every rail):
+/// Err(RateLimited) past `max_attempts` a minute, Err(StateUnavailable) when the object is.
+pub(crate) async fn wallet_attempt(
+    env: &Env,
+    payer: &str,
+    max_attempts: u32,
+    now_ms: u64,
+) -> std::result::Result<(), PaymentError> {
+    let command = Command::WalletAttempt {
+        now_ms,
+        max_attempts,
+    };
+    let wallet: TransitionAnswer = guard_call(env, &guard::wallet_object(payer), &command).await?;
+    if wallet.ok {
+        return Ok(());
+    }
+    Err(PaymentError::RateLimited {
+        retry_after_s: PaymentError::seconds(wallet.retry_after_ms.unwrap_or(1_000)),
+    })
+}
+
 pub(crate) async fn guard_call<T: serde::de::DeserializeOwned>(
     env: &Env,
     object: &str,
@@ -440,29 +461,9 @@ pub async fn gate(
     let tunables = tunables(env);
     let now = now_ms();
 
-    // The payment-attempt rate of the paying wallet, counted in that wallet's own object.
-    let wallet: TransitionAnswer = match guard_call(
-        env,
-        &guard::wallet_object(&checked.payer),
-        &Command::WalletAttempt {
-            now_ms: now,
-            max_attempts: tunables.attempts_per_wallet,
-        },
-    )
-    .await
+    if let Err(error) = wallet_attempt(env, &checked.payer, tunables.attempts_per_wallet, now).await
     {
-        Ok(answer) => answer,
-        Err(error) => return refused(error, Some(&config), Some(&fresh)),
-    };
-    if !wallet.ok {
-        let wait = wallet.retry_after_ms.unwrap_or(1_000);
-        return refused(
-            PaymentError::RateLimited {
-                retry_after_s: PaymentError::seconds(wait),
-            },
-            Some(&config),
-            Some(&fresh),
-        );
+        return refused(error, Some(&config), Some(&fresh));
     }
 
     let decision: Decision = match guard_call(
