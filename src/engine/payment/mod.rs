@@ -203,7 +203,7 @@ pub enum PaymentError {
 
 impl PaymentError {
     /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
-    pub const ALL: [PaymentError; 39] = {
+    pub const ALL: [PaymentError; 48] = {
         use PaymentError::*;
         [
             IdempotencyKeyInvalid,
@@ -211,6 +211,10 @@ impl PaymentError {
             HeaderMalformed,
             VersionUnsupported,
             IdentifierMismatch,
+            IdentifierInvalid,
+            NonceInvalid,
+            NonceExpired,
+            FacilitatorAuthRejected,
             RequirementsMismatch,
             TransactionMalformed,
             TransactionVersion,
@@ -245,6 +249,11 @@ impl PaymentError {
             RetryTooEarly { retry_after_s: 0 },
             RateLimited { retry_after_s: 0 },
             StateUnavailable,
+            Evm(evm::EvmRefusal::AuthorizationMalformed),
+            Evm(evm::EvmRefusal::SignatureMalformed),
+            Evm(evm::EvmRefusal::NotYetValid),
+            Evm(evm::EvmRefusal::Expired),
+            Evm(evm::EvmRefusal::WindowTooLong { max_seconds: 0 }),
         ]
     };
 

@@ -1209,6 +1209,31 @@ fn error_codes_are_distinct_and_messages_static() {
     codes.sort_unstable();
     codes.dedup();
     assert_eq!(codes.len(), all.len());
+    // `PaymentError::ALL` (the OpenAPI document's closed code lists) names every code listed
+    // here, the EVM refusals included, each once.
+    let mut published: Vec<&str> = PaymentError::ALL.iter().map(|e| e.code()).collect();
+    published.sort_unstable();
+    published.dedup();
+    assert_eq!(published.len(), PaymentError::ALL.len());
+    for code in &codes {
+        assert!(
+            published.contains(code),
+            "{code} missing from PaymentError::ALL"
+        );
+    }
+    for refusal in [
+        crate::engine::payment::evm::EvmRefusal::AuthorizationMalformed,
+        crate::engine::payment::evm::EvmRefusal::SignatureMalformed,
+        crate::engine::payment::evm::EvmRefusal::NotYetValid,
+        crate::engine::payment::evm::EvmRefusal::Expired,
+        crate::engine::payment::evm::EvmRefusal::WindowTooLong { max_seconds: 1 },
+    ] {
+        assert!(
+            published.contains(&Evm(refusal).code()),
+            "{}",
+            refusal.code()
+        );
+    }
     assert!(all
         .iter()
         .all(|e| !e.message().is_empty() && [400, 402, 409, 429, 503].contains(&e.status())));
