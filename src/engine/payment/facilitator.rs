@@ -2,10 +2,33 @@
 //! rebuilt from checked fields only, the fee payer in a `/supported` answer, the `/verify` and
 //! `/settle` verdicts, and the `PAYMENT-RESPONSE` header value.
 
+use super::solana::is_transaction_signature;
 use super::{encode_header, CheckedPayment, PaymentError, PAYMENT_IDENTIFIER, X402_VERSION};
 use crate::engine::base58;
 use crate::engine::ClosedError;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+
+/// The extensions our challenge `required` declared, as a stock client echoes them, with the
+/// call's payment-identifier id; without that extension when the call carries none.
+pub fn echoed_extensions(required: &Value, payment_identifier: Option<&str>) -> Map<String, Value> {
+    let mut extensions = required
+        .get("extensions")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    match payment_identifier {
+        Some(id) => {
+            extensions.insert(
+                PAYMENT_IDENTIFIER.into(),
+                json!({ "info": { "required": true, "id": id } }),
+            );
+        }
+        None => {
+            extensions.remove(PAYMENT_IDENTIFIER);
+        }
+    }
+    extensions
+}
 
 /// Body of the facilitator's `/verify` and `/settle` requests: `{x402Version, paymentPayload,
 /// paymentRequirements}` as `@x402/core`'s HTTPFacilitatorClient sends them. The payload is rebuilt
@@ -18,15 +41,7 @@ pub fn facilitator_request(
     idempotency_key: &str,
     required: &Value,
 ) -> Value {
-    let mut extensions = required
-        .get("extensions")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    extensions.insert(
-        PAYMENT_IDENTIFIER.into(),
-        json!({ "info": { "required": true, "id": idempotency_key } }),
-    );
+    let extensions = echoed_extensions(required, Some(idempotency_key));
     json!({
         "x402Version": X402_VERSION,
         "paymentPayload": {
@@ -83,21 +98,39 @@ pub enum SettleOutcome {
 
 /// Reads a `/settle` answer.
 pub fn read_settle_response(body: &[u8]) -> SettleOutcome {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+    let Some(answer) = SettleAnswer::read(body, is_transaction_signature) else {
         return SettleOutcome::Failed;
     };
-    let signature = value
-        .get("transaction")
-        .and_then(Value::as_str)
-        .filter(|s| s.len() <= 88 && base58::decode(s).is_some_and(|b| b.len() == 64));
-    match (value.get("success").and_then(Value::as_bool), signature) {
-        (Some(true), Some(sig)) => SettleOutcome::Settled {
-            tx_sig: sig.to_owned(),
-        },
-        _ if value.get("errorReason").and_then(Value::as_str) == Some("settlement_pending") => {
-            SettleOutcome::Pending
-        }
+    match (answer.success, answer.transaction) {
+        (Some(true), Some(tx_sig)) => SettleOutcome::Settled { tx_sig },
+        _ if answer.reason == "settlement_pending" => SettleOutcome::Pending,
         _ => SettleOutcome::Failed,
+    }
+}
+
+/// The parts of a `/settle` answer every reading looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettleAnswer {
+    /// `success`, when it is a boolean.
+    pub success: Option<bool>,
+    /// `transaction`, when it is a string the rail's `well_formed` accepts.
+    pub transaction: Option<String>,
+    /// `errorReason`, or "" when absent.
+    pub reason: String,
+}
+
+impl SettleAnswer {
+    /// Reads a `/settle` answer; None when it is not JSON.
+    pub fn read(body: &[u8], well_formed: impl Fn(&str) -> bool) -> Option<SettleAnswer> {
+        let value = serde_json::from_slice::<Value>(body).ok()?;
+        let text = |name: &str| value.get(name).and_then(Value::as_str);
+        Some(SettleAnswer {
+            success: value.get("success").and_then(Value::as_bool),
+            transaction: text("transaction")
+                .filter(|s| well_formed(s))
+                .map(str::to_owned),
+            reason: text("errorReason").unwrap_or("").to_owned(),
+        })
     }
 }
 
@@ -119,4 +152,67 @@ pub fn payment_response_header(network: &str, payer: &str, settled_tx_sig: Optio
         }),
     };
     encode_header(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::payment::{SOLANA_DEVNET, SOLANA_MAINNET};
+    use base64::{engine::general_purpose::STANDARD, Engine as _};
+
+    #[test]
+    fn facilitator_answers_are_read_closed() {
+        let supported = br#"{"kinds":[{"x402Version":1,"scheme":"exact","network":"solana-devnet","extra":{"feePayer":"11111111111111111111111111111111"}},{"x402Version":2,"scheme":"exact","network":"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1","extra":{"feePayer":"EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}}],"extensions":[],"signers":{}}"#;
+        assert_eq!(
+            fee_payer_from_supported(supported, SOLANA_DEVNET).as_deref(),
+            Some("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
+        );
+        assert_eq!(fee_payer_from_supported(supported, SOLANA_MAINNET), None);
+        assert_eq!(fee_payer_from_supported(b"nope", SOLANA_DEVNET), None);
+
+        assert_eq!(
+            read_verify_response(br#"{"isValid":true,"payer":"x"}"#),
+            Ok(())
+        );
+        assert_eq!(
+            read_verify_response(br#"{"isValid":false,"invalidReason":"x"}"#),
+            Err(PaymentError::VerifyRejected)
+        );
+        assert_eq!(
+            read_verify_response(b"<html>"),
+            Err(PaymentError::FacilitatorUnavailable)
+        );
+
+        let sig = base58::encode(&[7u8; 64]);
+        let ok = format!(
+            r#"{{"success":true,"transaction":"{sig}","network":"{SOLANA_DEVNET}","payer":"p"}}"#
+        );
+        assert_eq!(
+            read_settle_response(ok.as_bytes()),
+            SettleOutcome::Settled {
+                tx_sig: sig.clone()
+            }
+        );
+        assert_eq!(
+            read_settle_response(br#"{"success":false,"errorReason":"settlement_pending","transaction":"x","network":"n"}"#),
+            SettleOutcome::Pending
+        );
+        assert_eq!(
+            read_settle_response(br#"{"success":false,"errorReason":"invalid_exact_svm_transaction_failed","transaction":"","network":"n"}"#),
+            SettleOutcome::Failed
+        );
+        assert_eq!(
+            read_settle_response(br#"{"success":true,"transaction":"short"}"#),
+            SettleOutcome::Failed
+        );
+
+        let header = payment_response_header(SOLANA_DEVNET, "payer1", Some(&sig));
+        let decoded: Value = serde_json::from_slice(&STANDARD.decode(header).unwrap()).unwrap();
+        assert_eq!(decoded["success"], true);
+        assert_eq!(decoded["transaction"], sig.as_str());
+        let failed = payment_response_header(SOLANA_DEVNET, "payer1", None);
+        let decoded: Value = serde_json::from_slice(&STANDARD.decode(failed).unwrap()).unwrap();
+        assert_eq!(decoded["success"], false);
+        assert_eq!(decoded["errorReason"], "payment_settlement_failed");
+    }
 }

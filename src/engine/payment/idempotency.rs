@@ -228,6 +228,22 @@ fn held<'a>(
         .ok_or(TransitionError::NotHolder)
 }
 
+/// The holder's record moved by `change`, when it is in one of the states `from`.
+fn transition(
+    existing: Option<&KeyRecord>,
+    claim_key: &str,
+    from: &[KeyState],
+    change: impl FnOnce(&mut KeyRecord),
+) -> Result<KeyRecord, TransitionError> {
+    let record = held(existing, claim_key)?;
+    if !from.contains(&record.state) {
+        return Err(TransitionError::WrongState);
+    }
+    let mut next = record.clone();
+    change(&mut next);
+    Ok(next)
+}
+
 /// claimed → settling, written before `/settle` is called (renews the lease).
 pub fn settling(
     existing: Option<&KeyRecord>,
@@ -235,16 +251,15 @@ pub fn settling(
     now_ms: u64,
     lease_ms: u64,
 ) -> Result<KeyRecord, TransitionError> {
-    let record = held(existing, claim_key)?;
-    match record.state {
-        KeyState::Claimed | KeyState::Settling => {
-            let mut next = record.clone();
+    transition(
+        existing,
+        claim_key,
+        &[KeyState::Claimed, KeyState::Settling],
+        |next| {
             next.state = KeyState::Settling;
             next.lease_until_ms = now_ms.saturating_add(lease_ms);
-            Ok(next)
-        }
-        _ => Err(TransitionError::WrongState),
-    }
+        },
+    )
 }
 
 /// settling | uncertain → settled (idempotent for the same signature).
@@ -254,20 +269,19 @@ pub fn settled(
     facts: SettledFacts,
 ) -> Result<KeyRecord, TransitionError> {
     let record = held(existing, claim_key)?;
-    match record.state {
-        KeyState::Settling | KeyState::Uncertain => {
-            let mut next = record.clone();
+    let same_signature = record.settled.as_ref().map(|f| &f.tx_sig) == Some(&facts.tx_sig);
+    if same_signature && matches!(record.state, KeyState::Settled | KeyState::Delivered) {
+        return Ok(record.clone());
+    }
+    transition(
+        existing,
+        claim_key,
+        &[KeyState::Settling, KeyState::Uncertain],
+        |next| {
             next.state = KeyState::Settled;
             next.settled = Some(facts);
-            Ok(next)
-        }
-        KeyState::Settled | KeyState::Delivered
-            if record.settled.as_ref().map(|f| &f.tx_sig) == Some(&facts.tx_sig) =>
-        {
-            Ok(record.clone())
-        }
-        _ => Err(TransitionError::WrongState),
-    }
+        },
+    )
 }
 
 /// settling → uncertain: the lease ends at once (a retry reconciles) and the retry is told to
@@ -278,17 +292,16 @@ pub fn uncertain(
     now_ms: u64,
     retry_after_ms: u64,
 ) -> Result<KeyRecord, TransitionError> {
-    let record = held(existing, claim_key)?;
-    match record.state {
-        KeyState::Settling | KeyState::Uncertain => {
-            let mut next = record.clone();
+    transition(
+        existing,
+        claim_key,
+        &[KeyState::Settling, KeyState::Uncertain],
+        |next| {
             next.state = KeyState::Uncertain;
             next.lease_until_ms = 0;
             next.retry_at_ms = now_ms.saturating_add(retry_after_ms);
-            Ok(next)
-        }
-        _ => Err(TransitionError::WrongState),
-    }
+        },
+    )
 }
 
 /// settled → delivered.
@@ -296,16 +309,15 @@ pub fn delivered(
     existing: Option<&KeyRecord>,
     claim_key: &str,
 ) -> Result<KeyRecord, TransitionError> {
-    let record = held(existing, claim_key)?;
-    match record.state {
-        KeyState::Settled | KeyState::Delivered => {
-            let mut next = record.clone();
+    transition(
+        existing,
+        claim_key,
+        &[KeyState::Settled, KeyState::Delivered],
+        |next| {
             next.state = KeyState::Delivered;
             next.lease_until_ms = 0;
-            Ok(next)
-        }
-        _ => Err(TransitionError::WrongState),
-    }
+        },
+    )
 }
 
 /// Nothing was delivered. Claimed, or settling/uncertain that definitely failed → released (the

@@ -12,7 +12,9 @@
 //!    still unknown (the same signed message is re-submitted through `/settle`, which either lands
 //!    it or is refused as a duplicate).
 
-use super::{base58, transaction};
+use super::base58;
+use super::facilitator::SettleAnswer;
+use super::solana::{is_transaction_signature, pda, transaction};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use serde_json::{json, Value};
 
@@ -33,7 +35,7 @@ pub fn chain_query(transaction_base64: &str) -> Option<ChainQuery> {
     // The transfer is TransferChecked under either token program the scheme allows (layout.rs).
     let transfer = tx.instructions.iter().find(|ix| {
         let program = base58::encode(&tx.account_keys[usize::from(ix.program_index)]);
-        program == super::pda::TOKEN_PROGRAM || program == super::pda::TOKEN_2022_PROGRAM
+        program == pda::TOKEN_PROGRAM || program == pda::TOKEN_2022_PROGRAM
     })?;
     let source = *transfer.account_indexes.first()?;
     Some(ChainQuery {
@@ -57,21 +59,12 @@ pub enum SettleVerdict {
 /// Reads a `/settle` answer. Only a success with a well-formed signature is `Landed`; only a
 /// refusal the facilitator makes before signing is `NotSent`; everything else is `Unknown`.
 pub fn settle_verdict(body: &[u8]) -> SettleVerdict {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+    let Some(answer) = SettleAnswer::read(body, is_transaction_signature) else {
         return SettleVerdict::Unknown;
     };
-    let signature = value
-        .get("transaction")
-        .and_then(Value::as_str)
-        .filter(|s| s.len() <= 88 && base58::decode(s).is_some_and(|b| b.len() == 64));
-    let reason = value
-        .get("errorReason")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    match (value.get("success").and_then(Value::as_bool), signature) {
-        (Some(true), Some(sig)) => SettleVerdict::Landed {
-            tx_sig: sig.to_owned(),
-        },
+    let reason = answer.reason.as_str();
+    match (answer.success, answer.transaction) {
+        (Some(true), Some(tx_sig)) => SettleVerdict::Landed { tx_sig },
         (Some(false), _) if reason.starts_with("invalid_") || reason == "insufficient_funds" => {
             SettleVerdict::NotSent
         }

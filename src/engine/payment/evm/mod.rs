@@ -26,10 +26,10 @@
 
 pub mod reconcile;
 
+use super::facilitator::{echoed_extensions, SettleAnswer};
 use super::reconcile::SettleVerdict;
-use super::{PaymentError, MAX_PAYMENT_HEADER_BYTES, PAYMENT_IDENTIFIER, X402_VERSION};
+use super::{header, PaymentError, X402_VERSION};
 use crate::engine::sign::sha256_hex;
-use base64::{engine::general_purpose::STANDARD, Engine as _};
 use serde_json::{json, Value};
 
 /// Known EVM networks (CAIP-2): Base mainnet and Base Sepolia.
@@ -58,6 +58,15 @@ pub enum EvmRefusal {
 }
 
 impl EvmRefusal {
+    /// Every EVM refusal once (figures zero).
+    pub const ALL: [EvmRefusal; 5] = [
+        EvmRefusal::AuthorizationMalformed,
+        EvmRefusal::SignatureMalformed,
+        EvmRefusal::NotYetValid,
+        EvmRefusal::Expired,
+        EvmRefusal::WindowTooLong { max_seconds: 0 },
+    ];
+
     pub fn code(&self) -> &'static str {
         match self {
             EvmRefusal::AuthorizationMalformed => "payment_authorization_malformed",
@@ -245,14 +254,7 @@ pub struct EvmPayload {
 /// Decodes the header when it pays on an EVM network (`accepted.network` starts with `eip155:`);
 /// Ok(None) when it is not an EVM payment (the Solana path decodes it). Size-capped throughout.
 pub fn decode_payment_header(header: &str) -> Result<Option<EvmPayload>, PaymentError> {
-    if header.len() > MAX_PAYMENT_HEADER_BYTES {
-        return Err(PaymentError::HeaderOversized);
-    }
-    let bytes = STANDARD
-        .decode(header.as_bytes())
-        .map_err(|_| PaymentError::HeaderMalformed)?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|_| PaymentError::HeaderMalformed)?;
-    let object = value.as_object().ok_or(PaymentError::HeaderMalformed)?;
+    let object = header::decode_header_object(header)?;
     let accepted = match object.get("accepted") {
         Some(accepted) if accepted.is_object() => accepted,
         _ => return Err(PaymentError::HeaderMalformed),
@@ -264,11 +266,7 @@ pub fn decode_payment_header(header: &str) -> Result<Option<EvmPayload>, Payment
     if !evm {
         return Ok(None);
     }
-    match object.get("x402Version").and_then(Value::as_u64) {
-        Some(X402_VERSION) => {}
-        Some(_) => return Err(PaymentError::VersionUnsupported),
-        None => return Err(PaymentError::HeaderMalformed),
-    }
+    header::check_version(&object)?;
     let payload = object.get("payload");
     let authorization = payload.and_then(|p| p.get("authorization"));
     let field = |name: &str| -> Result<String, PaymentError> {
@@ -279,13 +277,7 @@ pub fn decode_payment_header(header: &str) -> Result<Option<EvmPayload>, Payment
             .map(str::to_owned)
             .ok_or(EvmRefusal::AuthorizationMalformed.into())
     };
-    let payment_identifier = object
-        .get("extensions")
-        .and_then(|e| e.get(PAYMENT_IDENTIFIER))
-        .and_then(|e| e.get("info"))
-        .and_then(|i| i.get("id"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let payment_identifier = header::payment_identifier(&object);
     // The authorization first, then its signature (a payload without one is malformed as such).
     let (from, to, value) = (field("from")?, field("to")?, field("value")?);
     let (valid_after, valid_before, nonce) =
@@ -433,22 +425,7 @@ pub fn facilitator_request(
     payment_identifier: Option<&str>,
     required: &Value,
 ) -> Value {
-    let mut extensions = required
-        .get("extensions")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    match payment_identifier {
-        Some(id) => {
-            extensions.insert(
-                PAYMENT_IDENTIFIER.into(),
-                json!({ "info": { "required": true, "id": id } }),
-            );
-        }
-        None => {
-            extensions.remove(PAYMENT_IDENTIFIER);
-        }
-    }
+    let extensions = echoed_extensions(required, payment_identifier);
     let mut payment_payload = json!({
         "x402Version": X402_VERSION,
         "accepted": checked.requirements,
@@ -486,20 +463,13 @@ const MAYBE_SUBMITTED: [&str; 4] = [
 /// balance) → NotSent. Anything else (a used nonce, a failed or unreadable answer) → Unknown: the
 /// chain is asked, since a used nonce may be this very payment, submitted by anyone.
 pub fn settle_verdict(body: &[u8]) -> SettleVerdict {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+    let Some(answer) = SettleAnswer::read(body, is_tx_hash) else {
         return SettleVerdict::Unknown;
     };
-    let hash = value
-        .get("transaction")
-        .and_then(Value::as_str)
-        .filter(|s| is_tx_hash(s));
-    let reason = value
-        .get("errorReason")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    match (value.get("success").and_then(Value::as_bool), hash) {
+    let reason = answer.reason.as_str();
+    match (answer.success, answer.transaction) {
         (Some(true), Some(hash)) => SettleVerdict::Landed {
-            tx_sig: lower_hex(hash),
+            tx_sig: lower_hex(&hash),
         },
         (Some(false), _)
             if !MAYBE_SUBMITTED.contains(&reason)
@@ -514,19 +484,13 @@ pub fn settle_verdict(body: &[u8]) -> SettleVerdict {
 /// How EVM payments are taken, as every family's served document publishes it (`payment.evm`).
 pub fn served_rules() -> Value {
     use crate::engine::ClosedError;
-    let refusals: Vec<Value> = [
-        EvmRefusal::AuthorizationMalformed,
-        EvmRefusal::SignatureMalformed,
-        EvmRefusal::NotYetValid,
-        EvmRefusal::Expired,
-        EvmRefusal::WindowTooLong { max_seconds: 0 },
-    ]
-    .iter()
-    .map(|r| {
-        let error = PaymentError::Evm(*r);
-        json!({"code": error.code(), "status": error.status(), "message": error.message()})
-    })
-    .collect();
+    let refusals: Vec<Value> = EvmRefusal::ALL
+        .iter()
+        .map(|r| {
+            let error = PaymentError::Evm(*r);
+            json!({"code": error.code(), "status": error.status(), "message": error.message()})
+        })
+        .collect();
     json!({
         "scheme": "x402 v2 exact on the eip155 networks listed in accepts: EIP-3009 transferWithAuthorization of USDC (payload.authorization + payload.signature), under the EIP-712 domain extra.name, extra.version, the chain id and the asset",
         "checks": "before the facilitator, free: accepted equals one of our EVM requirements (version, scheme, network, asset, payTo, amount, maxTimeoutSeconds, extra); to equals payTo (hex, any case); value equals the price exactly; validAfter <= now < validBefore and validBefore - now <= maxTimeoutSeconds + 30 s of clock skew (the official client signs validAfter 0 and validBefore now + maxTimeoutSeconds, so the window is measured from now; the reading validBefore - validAfter was declined: it refuses every stock payment); every hex field well formed (addresses 20 bytes, nonce 32 bytes, signature at most 2048 bytes)",

@@ -4,7 +4,9 @@
 use super::reconcile::{self, chain_verdict};
 use super::*;
 use crate::engine::payment::reconcile::ChainVerdict;
+use crate::engine::payment::{MAX_PAYMENT_HEADER_BYTES, PAYMENT_IDENTIFIER};
 use crate::engine::ClosedError;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
 
 const ASSET: &str = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
 const PAY_TO: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -92,17 +92,29 @@ mod tests {
         ),
     ];
 
+    /// The associated account of (owner, mint) under `token_program`, checked against the
+    /// vector's address and bump.
+    fn derived_as_kit(
+        owner: &str,
+        mint: &str,
+        token_program: &[u8; 32],
+        ata: &str,
+        bump: u8,
+    ) -> [u8; 32] {
+        let (found, found_bump) = find_program_address(
+            &[&address(owner), token_program, &address(mint)],
+            &address(ASSOCIATED_TOKEN_PROGRAM),
+        )
+        .unwrap();
+        assert_eq!(base58::encode(&found), ata);
+        assert_eq!(found_bump, bump);
+        found
+    }
+
     #[test]
     fn matches_kit_associated_token_addresses() {
         for &(owner, mint, ata, bump) in KIT_VECTORS {
-            let token_program = address(TOKEN_PROGRAM);
-            let (found, found_bump) = find_program_address(
-                &[&address(owner), &token_program, &address(mint)],
-                &address(ASSOCIATED_TOKEN_PROGRAM),
-            )
-            .unwrap();
-            assert_eq!(base58::encode(&found), ata);
-            assert_eq!(found_bump, bump);
+            let found = derived_as_kit(owner, mint, &address(TOKEN_PROGRAM), ata, bump);
             assert_eq!(
                 associated_token_address(&address(owner), &address(mint)),
                 Some(found)
@@ -131,13 +143,7 @@ mod tests {
     fn matches_kit_token_2022_associated_token_addresses() {
         let token_2022 = address(TOKEN_2022_PROGRAM);
         for &(owner, mint, ata, bump) in KIT_TOKEN_2022_VECTORS {
-            let (found, found_bump) = find_program_address(
-                &[&address(owner), &token_2022, &address(mint)],
-                &address(ASSOCIATED_TOKEN_PROGRAM),
-            )
-            .unwrap();
-            assert_eq!(base58::encode(&found), ata);
-            assert_eq!(found_bump, bump);
+            let found = derived_as_kit(owner, mint, &token_2022, ata, bump);
             assert_eq!(
                 associated_token_address_under(&address(owner), &address(mint), &token_2022),
                 Some(found)
