@@ -284,9 +284,18 @@ mod tests {
         for refusal in EvmRefusal::ALL {
             assert!(codes.contains(&Evm(refusal).code()), "{}", refusal.code());
         }
-        assert!(PaymentError::ALL
-            .iter()
-            .all(|e| !e.message().is_empty() && [400, 402, 409, 429, 503].contains(&e.status())));
+        for error in PaymentError::ALL {
+            let code = error.code();
+            assert!(
+                code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+                "{code}"
+            );
+            assert!(!error.message().is_empty(), "{code}");
+            assert!(
+                [400, 402, 409, 429, 503].contains(&error.status()),
+                "{code}"
+            );
+        }
         // The contract's statuses: a payment-identifier that is not the key is 400, uncertainty 409,
         // an unavailable configuration 503, every Retry-After refusal carries its figure.
         assert_eq!(IdentifierMismatch.status(), 400);

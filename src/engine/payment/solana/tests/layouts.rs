@@ -63,17 +63,8 @@ fn wallet_layouts_the_scheme_allows_pass() {
         ),
     ];
     for (name, tx, lighthouses) in cases {
-        let (bytes, message) = wire(&tx);
         let checked = run(&cfg, &tx).unwrap_or_else(|e| panic!("{name}: refused {}", e.code()));
-        assert_eq!(checked.claim_key, sha256_hex(&message), "{name}");
-        assert_eq!(checked.payer, b58(&addr(&key_of(3))), "{name}");
-        assert_eq!(checked.amount_units, PRICE, "{name}");
-        assert_eq!(checked.fee_lamports, 10_001, "{name}");
-        assert_eq!(
-            checked.transaction_base64,
-            STANDARD.encode(&bytes),
-            "{name}"
-        );
+        assert_checked_as_standard(&checked, &tx, name);
         assert_eq!(lighthouse_count(&tx), lighthouses, "{name}");
     }
 }

@@ -177,6 +177,22 @@ fn signed_by(signer: &SigningKey, message: &[u8]) -> Vec<u8> {
     bytes
 }
 
+/// What every passing payment built from [`standard`] reports: its message's hash as the claim
+/// key, key 3 as the payer, the price, the standard fee and the transaction as sent.
+fn assert_checked_as_standard(checked: &CheckedPayment, tx: &Tx, name: &str) {
+    let (bytes, message) = wire(tx);
+    assert_eq!(checked.claim_key, sha256_hex(&message), "{name}");
+    assert_eq!(checked.payer, b58(&addr(&key_of(3))), "{name}");
+    assert_eq!(checked.amount_units, PRICE, "{name}");
+    // 2 signatures × 5,000 + ceil(20,000 CU × 1 µlamport / 10^6) = 10,001.
+    assert_eq!(checked.fee_lamports, 10_001, "{name}");
+    assert_eq!(
+        checked.transaction_base64,
+        STANDARD.encode(&bytes),
+        "{name}"
+    );
+}
+
 fn refused_with(cfg: &PaymentConfig, change: impl FnOnce(&mut Tx)) -> PaymentError {
     let mut tx = standard(cfg);
     change(&mut tx);
