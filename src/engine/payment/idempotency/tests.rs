@@ -238,6 +238,31 @@ fn transitions_need_the_holder_and_the_right_state() {
 }
 
 #[test]
+fn settled_is_idempotent_for_its_signature_only() {
+    let claimed = fresh("r", None, "tx1", 1_000);
+    let settling_record = settling(Some(&claimed), "tx1", 1_000, LEASE).unwrap();
+    let settled_record = settled(Some(&settling_record), "tx1", facts("s")).unwrap();
+    assert_eq!(settled_record.state, KeyState::Settled);
+    assert_eq!(
+        settled(Some(&settled_record), "tx1", facts("s")),
+        Ok(settled_record.clone())
+    );
+    assert_eq!(
+        settled(Some(&settled_record), "tx1", facts("other")),
+        Err(TransitionError::WrongState)
+    );
+    let delivered_record = delivered(Some(&settled_record), "tx1").unwrap();
+    assert_eq!(
+        settled(Some(&delivered_record), "tx1", facts("s")),
+        Ok(delivered_record.clone())
+    );
+    assert_eq!(
+        settled(Some(&delivered_record), "tx1", facts("other")),
+        Err(TransitionError::WrongState)
+    );
+}
+
+#[test]
 fn hmac_sha256_matches_rfc_4231() {
     // Test case 1.
     let key = [0x0bu8; 20];
