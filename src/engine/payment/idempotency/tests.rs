@@ -243,23 +243,17 @@ fn settled_is_idempotent_for_its_signature_only() {
     let settling_record = settling(Some(&claimed), "tx1", 1_000, LEASE).unwrap();
     let settled_record = settled(Some(&settling_record), "tx1", facts("s")).unwrap();
     assert_eq!(settled_record.state, KeyState::Settled);
-    assert_eq!(
-        settled(Some(&settled_record), "tx1", facts("s")),
-        Ok(settled_record.clone())
-    );
-    assert_eq!(
-        settled(Some(&settled_record), "tx1", facts("other")),
-        Err(TransitionError::WrongState)
-    );
     let delivered_record = delivered(Some(&settled_record), "tx1").unwrap();
-    assert_eq!(
-        settled(Some(&delivered_record), "tx1", facts("s")),
-        Ok(delivered_record.clone())
-    );
-    assert_eq!(
-        settled(Some(&delivered_record), "tx1", facts("other")),
-        Err(TransitionError::WrongState)
-    );
+    for record in [settled_record, delivered_record] {
+        assert_eq!(
+            settled(Some(&record), "tx1", facts("s")),
+            Ok(record.clone())
+        );
+        assert_eq!(
+            settled(Some(&record), "tx1", facts("other")),
+            Err(TransitionError::WrongState)
+        );
+    }
 }
 
 #[test]

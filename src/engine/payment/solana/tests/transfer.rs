@@ -164,16 +164,20 @@ fn fee_payer_abuse_is_refused() {
     );
 }
 
+/// Sets the price of the SetComputeUnitPrice instruction, in micro-lamports.
+fn set_compute_unit_price(tx: &mut Tx, microlamports: u64) {
+    tx.instructions[1].data[1..].copy_from_slice(&microlamports.to_le_bytes());
+}
+
 #[test]
 fn compute_budget_is_capped() {
     let cfg = config();
     assert_eq!(
-        refused_with(&cfg, |tx| tx.instructions[1].data[1..]
-            .copy_from_slice(&1_001u64.to_le_bytes())),
+        refused_with(&cfg, |tx| set_compute_unit_price(tx, 1_001)),
         PaymentError::ComputePriceTooHigh { cap: 1_000 }
     );
     let mut at_cap = standard(&cfg);
-    at_cap.instructions[1].data[1..].copy_from_slice(&1_000u64.to_le_bytes());
+    set_compute_unit_price(&mut at_cap, 1_000);
     // 10,000 + ceil(20,000 × 1,000 / 10^6) = 10,020.
     assert_eq!(run(&cfg, &at_cap).unwrap().fee_lamports, 10_020);
     assert_eq!(
@@ -190,12 +194,11 @@ fn compute_budget_is_capped() {
         let mut generous = config();
         generous.cu_price_cap_microlamports = cap;
         let mut at_bound = standard(&generous);
-        at_bound.instructions[1].data[1..].copy_from_slice(&5_000_000u64.to_le_bytes());
+        set_compute_unit_price(&mut at_bound, 5_000_000);
         // 10,000 + ceil(20,000 × 5,000,000 / 10^6) = 110,000.
         assert_eq!(run(&generous, &at_bound).unwrap().fee_lamports, 110_000);
         assert_eq!(
-            refused_with(&generous, |tx| tx.instructions[1].data[1..]
-                .copy_from_slice(&5_000_001u64.to_le_bytes())),
+            refused_with(&generous, |tx| set_compute_unit_price(tx, 5_000_001)),
             PaymentError::ComputePriceTooHigh { cap: 5_000_000 }
         );
     }
