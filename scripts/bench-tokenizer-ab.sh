@@ -12,10 +12,16 @@ work=target/tokenizer-ab
 corpus=target/tokenizer-bench/mixed.txt
 [ -f "$corpus" ] || { mkdir -p "$(dirname "$corpus")"; node corpus/tokenizer/bench.mjs make "$corpus"; }
 rm -rf "$work/base" && mkdir -p "$work/base" "$work/src"
-git archive "$base" src/engine/tokenizer src/engine/test_rng.rs build.rs data/cl100k_base.tiktoken \
-  data/js-unicode-classes.txt | tar -x -C "$work/base"
-sed -i 's/^name = "context-meter-tokenizer"/name = "context-meter-tokenizer-base"/' \
-  "$work/base/src/engine/tokenizer/Cargo.toml"
+# A base from before the tokenizer became a self-contained crate kept its build script, data and
+# test generator outside src/engine/tokenizer.
+if git cat-file -e "$base:src/engine/tokenizer/build.rs" 2>/dev/null; then
+  git archive "$base" src/engine/tokenizer | tar -x -C "$work/base"
+else
+  git archive "$base" src/engine/tokenizer src/engine/test_rng.rs build.rs data/cl100k_base.tiktoken \
+    data/js-unicode-classes.txt | tar -x -C "$work/base"
+fi
+# The base's packages (the tokenizer and its hash crate) renamed apart from this worktree's.
+find "$work/base" -name Cargo.toml -exec sed -i 's/"context-meter-tokenizer/"context-meter-tokenizer-base/' {} +
 cp bench/tokenizer-ab/main.rs "$work/src/main.rs"
 libc_version="$(awk '/^name = "libc"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
 cat >"$work/Cargo.toml" <<TOML

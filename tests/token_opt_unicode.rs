@@ -3,8 +3,8 @@
 //! Node's own `/^[\p{L}\p{N}]$/u`, `/^\p{M}$/u`, `String#normalize('NFKD')` and
 //! `String#toLowerCase()` over every code point (never from the Rust engine). Checked here: the
 //! term characters (the tokenizer's V8 letter/number table, itself generated from Node by
-//! data/gen-js-unicode-classes.mjs), the marks table, unicode-normalization's NFKD and Rust's
-//! `to_lowercase`, each over all 1,112,064 scalar values.
+//! src/engine/tokenizer/data/gen-js-unicode-classes.mjs), the marks table,
+//! unicode-normalization's NFKD and Rust's `to_lowercase`, each over all 1,112,064 scalar values.
 
 use context_meter::engine::jsjson::to_jcs;
 use context_meter::engine::sign::sha256_hex;

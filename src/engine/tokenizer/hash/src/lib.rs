@@ -1,7 +1,8 @@
 //! The byte-string hash and the perfect hash's bucket, slot and fingerprint functions, shared by
-//! build.rs (which lays out the rank table) and the runtime lookup (which reads it). Both sides
-//! must compute the same values for the same bytes, so this file is compiled into both (`#[path]`
-//! from build.rs) and depends on nothing.
+//! the tokenizer's build.rs (which lays out the rank table) and its runtime lookup (which reads
+//! it). Both sides must compute the same values for the same bytes, so both depend on this one
+//! crate (a build-dependency and a dependency), which depends on nothing. Every function is
+//! `#[inline]`, so the lookup compiles it at the tokenizer's own opt-level.
 
 /// Multiplier of the hash (2^64 / golden ratio, odd).
 const MIX: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -2,7 +2,7 @@
 //! cl100k_base token bytes by rank, the bytes → rank perfect hash, and V8's code-point classes.
 //! Nothing here allocates or parses; every lookup reads static bytes.
 
-use super::hash::{bucket_of, fingerprint, piece_hash, slot_of};
+use piece_hash::{bucket_of, fingerprint, piece_hash, slot_of};
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/cl100k_hashed_tables.rs"));

@@ -18,20 +18,19 @@
 //! any part up twice, and long pieces merge in O(n log n). Two small per-thread caches ([`cache`])
 //! answer repeated pieces and repeated pair merges without touching the 1.1 MB rank tables.
 //!
-//! This directory is its own package (`context-meter-tokenizer`, re-exported by the worker as
-//! `engine::tokenizer`) so the release profile builds it at opt-level 3 while the rest stays "s".
+//! This is its own crate (`context-meter-tokenizer`, re-exported by the worker as
+//! `engine::tokenizer`) so the release profile builds it at opt-level 3 while the rest is built for
+//! size. Its build.rs reads the pinned vocabulary and class table in data/; the piece hash both
+//! sides use is the `context-meter-tokenizer-hash` crate in hash/.
 //!
 //! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
 mod bpe;
 mod cache;
-mod hash;
 mod prefix;
 mod split;
 mod tables;
-// The engine's test random source, compiled here too (this package cannot see the worker's).
 #[cfg(test)]
-#[path = "../test_rng.rs"]
 mod test_rng;
 
 pub use prefix::{char_boundary, Fit, Tokenized};

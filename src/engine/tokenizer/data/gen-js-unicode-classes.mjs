@@ -2,7 +2,7 @@
 // npm gpt-tokenizer depends on, taken FROM THE RUNNING V8 (its own \p{L}, \p{N} and \s under the
 // `u` flag), so the Rust pre-tokenizer classifies exactly like the reference does under this Node.
 //
-// Run: node data/gen-js-unicode-classes.mjs > data/js-unicode-classes.txt
+// Run from src/engine/tokenizer: node data/gen-js-unicode-classes.mjs > data/js-unicode-classes.txt
 // The output names the Node/V8/ICU/Unicode versions it came from; build.rs pins the file's sha256.
 // Surrogate code points (U+D800..U+DFFF) are skipped: Rust strings never hold them.
 const classes = [

@@ -1,0 +1,130 @@
+//! Healing: the merge result of one long letter or symbol piece, kept so that a probe cut inside
+//! it re-merges only near the cut.
+//!
+//! When the cut falls inside one long piece (a 256 KiB word, base64 padding "AAAA…", a run of
+//! emoji or "====="), the local tail is that whole piece prefix and re-merging it per probe would
+//! be quadratic. For such pieces the analysis keeps the piece's merge result, and a probe "heals"
+//! it: keep the piece's tokens that end at least a little before the cut, merge only the bytes from
+//! there to the cut, and accept when the junction pair is valid (merging the two tokens' bytes
+//! gives exactly that pair). A merge result is the unique token sequence whose adjacent pairs are
+//! all valid, so an accepted heal is exact; otherwise it backs off further, and finally merges the
+//! whole prefix. Pieces holding EF BB BF (gpt-tokenizer's irregular rank lookups) never heal.
+//! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
+//! length alone, so each heal merge is made once per query and looked up after.
+
+use crate::{bpe, split, tables};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+
+/// Letter and symbol pieces longer than this keep their merge result for healing; tails longer than this
+/// inside such a piece are healed instead of re-merged.
+pub(super) const LONG_PIECE: usize = 1024;
+
+/// Longest token of cl100k_base in bytes (a longer piece is never one token).
+pub(super) const MAX_TOKEN_BYTES: usize = 128;
+
+/// More bytes than a merged part straddling a cut can hold before it: a token's bytes, plus the
+/// three of a leading EF BB BF that gpt-tokenizer's rank function strips.
+pub(super) const STRADDLE: usize = MAX_TOKEN_BYTES + 3;
+
+/// How far before the cut the first healing attempt keeps the piece's tokens (bytes).
+const HEAL_MARGIN: usize = 16;
+
+/// Merge result of one long piece: its ids and their cumulative end offsets, plus the junction
+/// pairs already judged during this query (probes in one run meet the same pairs again and again).
+pub(super) struct LongPiece {
+    pub(super) run: split::Run,
+    pub(super) ids: Vec<u32>,
+    ends: Vec<usize>,
+    judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
+    /// The longest token made only of bytes the piece holds (see [`LongPiece::longest_token`]).
+    longest_token: OnceCell<usize>,
+    /// For a piece that is one byte repeated ("-----", "aaaa"), where a slice's merge depends on
+    /// its length alone: the merges the probes of this query made, keyed by length and the extra
+    /// bytes after it (the probes of a run meet the same few hundred again and again). `None` for
+    /// any other piece.
+    run_merges: Option<RefCell<RunMerges>>,
+}
+
+/// Merges of slices of a one-byte run: (slice length, extra bytes) → (first id, number of ids).
+type RunMerges = HashMap<(usize, Vec<u8>), (u32, usize)>;
+
+impl LongPiece {
+    pub(super) fn new(piece: &[u8], run: split::Run) -> LongPiece {
+        let mut ids = Vec::new();
+        bpe::merge(piece, &mut ids);
+        let mut end = 0;
+        let ends = ids
+            .iter()
+            .map(|&id| {
+                end += tables::token_bytes(id).len();
+                end
+            })
+            .collect();
+        LongPiece {
+            run,
+            ids,
+            ends,
+            judged_pairs: RefCell::default(),
+            longest_token: OnceCell::new(),
+            run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
+        }
+    }
+
+    /// Length of the longest token whose bytes all occur in `piece` (the piece this was built
+    /// from) after its first code point (a run's odd first character, the space of " aaaa…",
+    /// would otherwise admit every token of its class). Found on first use.
+    pub(super) fn longest_token(&self, piece: &[u8]) -> usize {
+        *self.longest_token.get_or_init(|| {
+            let mut set = [0u64; 4];
+            for &b in &piece[split::char_len(piece[0])..] {
+                set[usize::from(b) >> 6] |= 1 << (b & 63);
+            }
+            tables::longest_token_within(&set)
+        })
+    }
+
+    fn is_valid_pair(&self, left: u32, right: u32) -> bool {
+        *self
+            .judged_pairs
+            .borrow_mut()
+            .entry((left, right))
+            .or_insert_with(|| bpe::is_valid_pair(left, right))
+    }
+
+    /// Number of ids of the merge of `piece[..cut] + extra`, where `piece` is the piece this was
+    /// built from.
+    pub(super) fn prefix_count(&self, piece: &[u8], cut: usize, extra: &[u8]) -> usize {
+        // (first id, number of ids) of the merge of `piece[from..cut] + extra`.
+        let merged = |from: usize| {
+            let merge = || {
+                let mut bytes = Vec::with_capacity(cut - from + extra.len());
+                bytes.extend_from_slice(&piece[from..cut]);
+                bytes.extend_from_slice(extra);
+                let mut ids = Vec::new();
+                bpe::merge(&bytes, &mut ids);
+                (ids[0], ids.len())
+            };
+            match &self.run_merges {
+                Some(merges) => *merges
+                    .borrow_mut()
+                    .entry((cut - from, extra.to_vec()))
+                    .or_insert_with(merge),
+                None => merge(),
+            }
+        };
+        let mut margin = HEAL_MARGIN;
+        while margin < cut {
+            let kept = self.ends.partition_point(|&end| end <= cut - margin);
+            if kept == 0 {
+                break;
+            }
+            let (first, ids) = merged(self.ends[kept - 1]);
+            if self.is_valid_pair(self.ids[kept - 1], first) {
+                return kept + ids;
+            }
+            margin *= 4;
+        }
+        merged(0).1
+    }
+}
