@@ -1,5 +1,6 @@
 //! Every refusal of token-opt/v1: one closed enum, static messages, numbers only.
 
+use super::levers::MissingRequired;
 use super::MAX_INDENT_SIZE;
 use crate::engine::ClosedError;
 
@@ -56,6 +57,15 @@ impl Refusal {
         Refusal::PayloadMissing,
         Refusal::ToonOptionsInvalid,
     ];
+}
+
+impl From<MissingRequired> for Refusal {
+    fn from(missing: MissingRequired) -> Self {
+        Refusal::FilterRequiredMissing {
+            missing: missing.missing,
+            first_index: missing.first_index,
+        }
+    }
 }
 
 impl ClosedError for Refusal {
