@@ -14,9 +14,9 @@ pub mod classify;
 pub mod criteria;
 pub mod envelope;
 pub mod metrics;
-pub mod neardup;
 pub mod record;
 pub mod report;
+pub mod shingle_join;
 
 use crate::engine::ClosedError;
 
