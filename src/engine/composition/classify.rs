@@ -544,7 +544,7 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
 mod tests {
     use super::*;
 
-    fn blk(role: Option<&str>, kind: Option<&str>, text: Option<&str>) -> Block {
+    fn block(role: Option<&str>, kind: Option<&str>, text: Option<&str>) -> Block {
         Block {
             role_raw: role.map(str::to_owned),
             kind_raw: kind.map(str::to_owned),
@@ -556,22 +556,22 @@ mod tests {
     #[test]
     fn every_test_runs_and_precedence_picks_the_winner() {
         assert_eq!(
-            p_fired(&blk(Some("user"), Some("text"), Some("x"))),
+            p_fired(&block(Some("user"), Some("text"), Some("x"))),
             1 << P_USER
         );
-        let tool_result = p_fired(&blk(Some("user"), Some("tool_result"), None));
+        let tool_result = p_fired(&block(Some("user"), Some("tool_result"), None));
         assert_eq!(tool_result, (1 << P_TRES) | (1 << P_USER));
         assert_eq!(winner(tool_result), P_TRES);
         // The role test fires P-USER whatever the kind names: an unlisted kind only adds P-OTHER,
         // a kind of a lower class loses to P-USER.
-        let unlisted = p_fired(&blk(Some("user"), Some("mystery"), None));
+        let unlisted = p_fired(&block(Some("user"), Some("mystery"), None));
         assert_eq!(unlisted, (1 << P_USER) | (1 << P_OTHER));
         assert_eq!(winner(unlisted), P_USER);
-        let lower = p_fired(&blk(Some("user"), Some("assistant_message"), None));
+        let lower = p_fired(&block(Some("user"), Some("assistant_message"), None));
         assert_eq!(lower, (1 << P_USER) | (1 << P_ASST));
         assert_eq!(winner(lower), P_USER);
-        assert_eq!(p_fired(&blk(None, None, Some("x"))), 1 << P_UNK);
-        let conflict = p_fired(&blk(Some("robot"), Some("tool_use"), None));
+        assert_eq!(p_fired(&block(None, None, Some("x"))), 1 << P_UNK);
+        let conflict = p_fired(&block(Some("robot"), Some("tool_use"), None));
         assert_eq!(conflict, (1 << P_TCALL) | (1 << P_OTHER));
         assert_eq!(winner(conflict), P_TCALL);
     }

@@ -322,7 +322,7 @@ mod tests {
     }
 
     /// Brute force: every pair of pairable blocks, Jaccard on shingle sets, exact pairs excluded.
-    fn brute(blocks: &[(usize, String)]) -> Vec<Pair> {
+    fn brute_force_pairs(blocks: &[(usize, String)]) -> Vec<Pair> {
         let sets = shingle_sets(blocks.iter().map(|(i, s)| (*i, s.as_str())));
         let mut out = Vec::new();
         for i in 0..sets.len() {
@@ -391,7 +391,7 @@ mod tests {
                 }
                 blocks.push((i, w.join(" ")));
             }
-            let want = brute(&blocks);
+            let want = brute_force_pairs(&blocks);
             let got =
                 near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX).unwrap();
             assert_eq!(got.listed.as_ref().unwrap(), &want, "seed {seed}");
