@@ -161,6 +161,14 @@ fn insert(map: &mut Map<String, Value>, k: &str, v: Value) {
     map.insert(k.to_owned(), v);
 }
 
+/// Copies members of the published criteria into the report: (report member, criteria member).
+fn copy_published(report: &mut Map<String, Value>, members: &[(&str, &str)]) {
+    let published = criteria::published();
+    for (name, member) in members {
+        insert(report, name, published[member].clone());
+    }
+}
+
 fn header(kind: &str, req: &Request, analysis: &Analysis, now_ms: u64) -> Map<String, Value> {
     let published = criteria::published();
     let mut report = Map::new();
@@ -267,7 +275,6 @@ fn measurement_line(factor_statuses: &[Status]) -> (String, &'static str) {
 
 pub fn precheck(req: &Request, now_ms: u64) -> Map<String, Value> {
     let analysis = metrics::analyse(&req.record);
-    let published = criteria::published();
     let mut report = header("context-composition/v1 precheck", req, &analysis, now_ms);
     let factor_statuses = statuses(
         req,
@@ -307,13 +314,14 @@ pub fn precheck(req: &Request, now_ms: u64) -> Map<String, Value> {
         .map(|(i, s)| Value::Object(factor_head(i, *s)))
         .collect();
     insert(&mut report, "assessability", Value::Array(factors));
-    insert(
+    copy_published(
         &mut report,
-        "never_assessable",
-        published["never_assessable"].clone(),
+        &[
+            ("never_assessable", "never_assessable"),
+            ("price", "price"),
+            ("scope", "scope_block"),
+        ],
     );
-    insert(&mut report, "price", published["price"].clone());
-    insert(&mut report, "scope", published["scope_block"].clone());
     report
 }
 
@@ -338,7 +346,6 @@ fn ledger(
 
 pub fn audit(req: &Request, now_ms: u64) -> Delivery {
     let analysis = metrics::analyse(&req.record);
-    let published = criteria::published();
     let mut report = header("context-composition/v1 audit", req, &analysis, now_ms);
     if let Some((rule, kind)) = could_not_measure(req, &analysis) {
         let line = format!("COULD-NOT-MEASURE context-composition/v1 ({rule} {kind})");
@@ -349,12 +356,13 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
             "could_not_measure",
             could_not_measure_block(req, rule, kind),
         );
-        insert(
+        copy_published(
             &mut report,
-            "never_assessable",
-            published["never_assessable"].clone(),
+            &[
+                ("never_assessable", "never_assessable"),
+                ("scope", "scope_block"),
+            ],
         );
-        insert(&mut report, "scope", published["scope_block"].clone());
         let ledger = ledger(req, &line, "could_not_measure", Some(kind));
         return Delivery {
             status: 422,
@@ -409,13 +417,14 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
         })
         .collect();
     insert(&mut report, "factors", Value::Array(factors));
-    insert(
+    copy_published(
         &mut report,
-        "never_assessable",
-        published["never_assessable"].clone(),
+        &[
+            ("never_assessable", "never_assessable"),
+            ("f9_line", "f9_line"),
+            ("scope", "scope_block"),
+        ],
     );
-    insert(&mut report, "f9_line", published["f9_line"].clone());
-    insert(&mut report, "scope", published["scope_block"].clone());
     let ledger = ledger(req, &line, outcome, None);
     Delivery::delivered(report, ledger)
 }
