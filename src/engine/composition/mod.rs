@@ -79,17 +79,16 @@ impl Refusal {
         })
     }
 
-    /// Every refusal, for tests that scan the emitted strings.
-    pub const ALL: [Refusal; 8] = [
-        Refusal::BodyOverCap { body_bytes: 0 },
-        Refusal::MalformedBody,
-        Refusal::EnvelopeVersionNotSupported,
-        Refusal::FormatNotAccepted,
-        Refusal::RecordRequired,
-        Refusal::RecordDoesNotParseAsDeclaredFormat,
-        Refusal::CallerInvalid,
-        Refusal::StatedCountsInvalid,
-    ];
+    crate::engine::every_variant!(Refusal:
+        BodyOverCap { body_bytes },
+        MalformedBody,
+        EnvelopeVersionNotSupported,
+        FormatNotAccepted,
+        RecordRequired,
+        RecordDoesNotParseAsDeclaredFormat,
+        CallerInvalid,
+        StatedCountsInvalid,
+    );
 }
 
 impl ClosedError for Refusal {
