@@ -80,14 +80,8 @@ impl Refusal {
     }
 
     crate::engine::every_variant!(Refusal:
-        BodyOverCap { body_bytes },
-        MalformedBody,
-        EnvelopeVersionNotSupported,
-        FormatNotAccepted,
-        RecordRequired,
-        RecordDoesNotParseAsDeclaredFormat,
-        CallerInvalid,
-        StatedCountsInvalid,
+        BodyOverCap { body_bytes }, MalformedBody, EnvelopeVersionNotSupported, FormatNotAccepted,
+        RecordRequired, RecordDoesNotParseAsDeclaredFormat, CallerInvalid, StatedCountsInvalid,
     );
 }
 

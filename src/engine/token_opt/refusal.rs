@@ -37,21 +37,10 @@ pub enum Refusal {
 
 impl Refusal {
     crate::engine::every_variant!(Refusal:
-        BodyTooLarge { cap },
-        BodyNotUtf8,
-        MalformedBody,
-        BodyNotObject,
-        UnknownField,
-        NoLeverRequested,
-        C9QueryInvalid,
-        C9CandidateInvalid { index },
-        C9PerCategoryInvalid,
-        FilterInvalid,
-        FilterRequiredMissing { missing, first_index },
-        TruncateInvalid,
-        SchemaToolInvalid { index },
-        PayloadMissing,
-        ToonOptionsInvalid,
+        BodyTooLarge { cap }, BodyNotUtf8, MalformedBody, BodyNotObject, UnknownField,
+        NoLeverRequested, C9QueryInvalid, C9CandidateInvalid { index }, C9PerCategoryInvalid,
+        FilterInvalid, FilterRequiredMissing { missing, first_index }, TruncateInvalid,
+        SchemaToolInvalid { index }, PayloadMissing, ToonOptionsInvalid,
     );
 }
 
