@@ -33,6 +33,25 @@ pub trait ClosedError {
     }
 }
 
+/// Defines `ALL` for a closed refusal enum whose variants carry only numbers: every variant once
+/// (numbers zero). The same list feeds an exhaustive match, so a variant left out does not compile.
+macro_rules! every_variant {
+    ($enum:ident: $($variant:ident $({ $($field:ident),+ })?),+ $(,)?) => {
+        /// Every variant once (figures zero), for the served code lists.
+        pub const ALL: [$enum; [$(stringify!($variant)),+].len()] =
+            [$($enum::$variant $({ $($field: 0),+ })?),+];
+
+        /// Never called: its exhaustive match is what keeps `ALL` complete.
+        #[allow(dead_code)]
+        fn every_variant_is_in_all(value: $enum) {
+            match value {
+                $($enum::$variant { .. } => {}),+
+            }
+        }
+    };
+}
+pub(crate) use every_variant;
+
 /// A value of one ledger column (D1 stores integers and text; nothing else is ever written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LedgerValue {

@@ -208,30 +208,16 @@ fn outcome(req: &Request, computed: &Computed) -> &'static str {
 /// explicit finding is the deliverable.
 pub fn run(req: &Request, _now_ms: u64) -> Result<Delivery, Refusal> {
     let computed = compute(req)?;
-    let ledger = vec![
-        ("op", LedgerValue::Text(LEDGER_OP.to_owned())),
-        (
-            "budget_units",
-            LedgerValue::Int(i64::from(req.budget_units)),
-        ),
-        (
-            "used_units",
-            LedgerValue::Int(computed.packing.used_units as i64),
-        ),
-        (
-            "selected_count",
-            LedgerValue::Int(computed.packing.selected.len() as i64),
-        ),
-        (
-            "excluded_count",
-            LedgerValue::Int(computed.packing.excluded.len() as i64),
-        ),
-        ("input_bytes", LedgerValue::Int(req.input_bytes as i64)),
-        (
-            "outcome",
-            LedgerValue::Text(outcome(req, &computed).to_owned()),
-        ),
+    let values: [LedgerValue; LEDGER_COLUMNS.len()] = [
+        LedgerValue::Text(LEDGER_OP.to_owned()),              // op
+        LedgerValue::Int(i64::from(req.budget_units)),        // budget_units
+        LedgerValue::Int(computed.packing.used_units as i64), // used_units
+        LedgerValue::Int(computed.packing.selected.len() as i64), // selected_count
+        LedgerValue::Int(computed.packing.excluded.len() as i64), // excluded_count
+        LedgerValue::Int(req.input_bytes as i64),             // input_bytes
+        LedgerValue::Text(outcome(req, &computed).to_owned()), // outcome
     ];
+    let ledger = LEDGER_COLUMNS.iter().copied().zip(values).collect();
     let report = report::response(
         report::input_sha256(req),
         computed.result,

@@ -11,7 +11,7 @@
 //! Finding messages are fixed sentences (they feed `outputSha256`): never vary them.
 
 use super::pack::{Packing, Reason};
-use super::{Request, OPERATION, VERSION};
+use super::{limits, Request, OPERATION, VERSION};
 use crate::engine::jsjson::{to_jcs, write_js_string};
 use crate::engine::sign::sha256_hex;
 use serde_json::{json, Map, Value};
@@ -20,8 +20,6 @@ use serde_json::{json, Map, Value};
 pub const PROFILE: &str = "caller-cost-context-pack-v1";
 /// The contract's offset unit.
 pub const OFFSET_UNIT: &str = "UTF-16-code-units";
-/// `limits.findings`: findings listed at most.
-pub const FINDINGS_LIMIT: usize = 200;
 
 /// One finding code with its fixed sentence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,8 +159,8 @@ pub fn result(req: &Request, packing: &Packing) -> Map<String, Value> {
         .iter()
         .filter(|f| f["severity"] == "error")
         .count();
-    let truncated = finding_count > FINDINGS_LIMIT;
-    all_findings.truncate(FINDINGS_LIMIT);
+    let truncated = finding_count > limits::FINDINGS;
+    all_findings.truncate(limits::FINDINGS);
 
     let mut out = Map::new();
     out.insert("profile".into(), json!(PROFILE));

@@ -10,16 +10,22 @@ fn published() -> Value {
     serde_json::from_str(contract::PUBLISHED_CONTRACT).unwrap()
 }
 
+fn request(input: &Value) -> Request {
+    parse(serde_json::to_string(input).unwrap().as_bytes()).unwrap()
+}
+
+fn example_request(contract: &Value) -> Request {
+    request(&contract["exampleInput"])
+}
+
 fn run_value(input: &Value) -> Value {
-    let req = parse(serde_json::to_string(input).unwrap().as_bytes()).unwrap();
-    Value::Object(run(&req, 0).unwrap().report)
+    Value::Object(run(&request(input), 0).unwrap().report)
 }
 
 #[test]
 fn example_input_reproduces_example_response_byte_for_byte() {
     let contract = published();
-    let body = serde_json::to_string(&contract["exampleInput"]).unwrap();
-    let req = parse(body.as_bytes()).unwrap();
+    let req = example_request(&contract);
     let delivery = run(&req, 1_700_000_000_000).unwrap();
     assert_eq!(delivery.status, 200);
     assert!(delivery.chargeable);
@@ -59,28 +65,37 @@ fn body(candidates: Value, budget: u32, reserved: u32) -> Value {
     })
 }
 
-fn ids(list: &Value) -> Vec<String> {
+fn member_strings<'a>(list: &'a Value, member: &str) -> Vec<&'a str> {
     list.as_array()
         .unwrap()
         .iter()
-        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .map(|v| v[member].as_str().unwrap())
         .collect()
+}
+
+/// The `result` member of a run over `body(candidates, budget, reserved)`.
+fn pack_result(candidates: Value, budget: u32, reserved: u32) -> Value {
+    run_value(&body(candidates, budget, reserved))["result"].take()
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    member_strings(list, "id")
+}
+
+fn reasons(list: &Value) -> Vec<&str> {
+    member_strings(list, "reason")
 }
 
 #[test]
 fn ranking_uses_utf16_order_and_skips_then_continues() {
     // "\u{ff61}" sorts after "\u{1f600}" in UTF-16 (0xff61 > 0xd83d) but before it in code points.
-    let report = run_value(&body(
-        json!([
-            {"id": "\u{ff61}", "sourceId": "a", "start": 0, "end": 5, "costUnits": 2},
-            {"id": "\u{1f600}", "sourceId": "a", "start": 6, "end": 10, "costUnits": 2},
-            {"id": "big", "sourceId": "a", "start": 0, "end": 16, "costUnits": 9, "priority": 5},
-            {"id": "must", "sourceId": "a", "start": 0, "end": 0, "costUnits": 1, "required": true}
-        ]),
-        5,
-        0,
-    ));
-    let result = &report["result"];
+    let candidates = json!([
+        {"id": "\u{ff61}", "sourceId": "a", "start": 0, "end": 5, "costUnits": 2},
+        {"id": "\u{1f600}", "sourceId": "a", "start": 6, "end": 10, "costUnits": 2},
+        {"id": "big", "sourceId": "a", "start": 0, "end": 16, "costUnits": 9, "priority": 5},
+        {"id": "must", "sourceId": "a", "start": 0, "end": 0, "costUnits": 1, "required": true}
+    ]);
+    let result = pack_result(candidates, 5, 0);
     assert_eq!(ids(&result["selected"]), ["must", "\u{1f600}", "\u{ff61}"]);
     assert_eq!(ids(&result["excluded"]), ["big"]);
     assert_eq!(result["excluded"][0]["reason"], "budget");
@@ -91,7 +106,7 @@ fn ranking_uses_utf16_order_and_skips_then_continues() {
 
 #[test]
 fn broken_spans_and_missing_sources_are_excluded_with_reasons_and_findings() {
-    let report = run_value(&body(
+    let result = pack_result(
         json!([
             {"id": "rev", "sourceId": "a", "start": 3, "end": 2, "costUnits": 1},
             {"id": "past", "sourceId": "a", "start": 0, "end": 17, "costUnits": 1},
@@ -101,25 +116,13 @@ fn broken_spans_and_missing_sources_are_excluded_with_reasons_and_findings() {
         ]),
         10,
         0,
-    ));
-    let result = &report["result"];
+    );
     assert_eq!(ids(&result["selected"]), ["pair"]);
     assert_eq!(result["selected"][0]["text"], "😀");
-    let reasons: Vec<&str> = result["excluded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["reason"].as_str().unwrap())
-        .collect();
     assert_eq!(ids(&result["excluded"]), ["split", "gone", "past", "rev"]);
     assert_eq!(
-        reasons,
-        [
-            "invalid_span",
-            "source_missing",
-            "invalid_span",
-            "invalid_span"
-        ]
+        reasons(&result["excluded"]).join(" "),
+        "invalid_span source_missing invalid_span invalid_span"
     );
     assert_eq!(result["requiredSatisfied"], false);
     assert_eq!(result["findingCount"], 4);
@@ -132,7 +135,7 @@ fn broken_spans_and_missing_sources_are_excluded_with_reasons_and_findings() {
 
 #[test]
 fn required_set_over_budget_packs_nothing() {
-    let report = run_value(&body(
+    let result = pack_result(
         json!([
             {"id": "r1", "sourceId": "a", "start": 0, "end": 5, "costUnits": 4, "required": true},
             {"id": "r2", "sourceId": "a", "start": 6, "end": 10, "costUnits": 4, "required": true},
@@ -141,23 +144,12 @@ fn required_set_over_budget_packs_nothing() {
         ]),
         9,
         2,
-    ));
-    let result = &report["result"];
+    );
     assert_eq!(result["selected"], json!([]));
-    let reasons: Vec<&str> = result["excluded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["reason"].as_str().unwrap())
-        .collect();
+    let over = "required_set_over_budget";
     assert_eq!(
-        reasons,
-        [
-            "invalid_span",
-            "required_set_over_budget",
-            "required_set_over_budget",
-            "required_set_over_budget"
-        ]
+        reasons(&result["excluded"]),
+        ["invalid_span", over, over, over]
     );
     assert_eq!(result["requiredSatisfied"], false);
     assert_eq!(result["withinBudget"], true);
@@ -184,8 +176,7 @@ fn duplicates_point_at_the_earliest_selected_and_precede_the_budget_check() {
         {"id": "costly", "sourceId": "a", "start": 11, "end": 16, "costUnits": 50, "priority": 7},
         {"id": "req", "sourceId": "a", "start": 11, "end": 16, "costUnits": 1, "required": true}
     ]);
-    let report = run_value(&body(candidates.clone(), 4, 0));
-    let result = &report["result"];
+    let result = pack_result(candidates.clone(), 4, 0);
     assert_eq!(ids(&result["selected"]), ["req", "first"]);
     assert_eq!(
         result["excluded"],
@@ -203,12 +194,11 @@ fn duplicates_point_at_the_earliest_selected_and_precede_the_budget_check() {
 
 #[test]
 fn reserved_above_budget_is_reported_and_nothing_fits() {
-    let report = run_value(&body(
+    let result = pack_result(
         json!([{"id": "o", "sourceId": "a", "start": 0, "end": 1, "costUnits": 1}]),
         3,
         5,
-    ));
-    let result = &report["result"];
+    );
     assert_eq!(result["withinBudget"], false);
     assert_eq!(result["remainingUnits"], 0);
     assert_eq!(result["usedUnits"], 5);
@@ -243,12 +233,7 @@ fn idempotency_key_rules() {
 #[test]
 fn ledger_columns_match_the_delivery_and_the_served_contract() {
     let contract = published();
-    let req = parse(
-        serde_json::to_string(&contract["exampleInput"])
-            .unwrap()
-            .as_bytes(),
-    )
-    .unwrap();
+    let req = example_request(&contract);
     let delivery = run(&req, 0).unwrap();
     let names: Vec<&str> = delivery.ledger.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, LEDGER_COLUMNS);
@@ -310,12 +295,7 @@ fn served_contract_keeps_the_published_example_and_states_the_hash_rule() {
 #[test]
 fn preflight_reports_figures_but_no_packing() {
     let contract = published();
-    let req = parse(
-        serde_json::to_string(&contract["exampleInput"])
-            .unwrap()
-            .as_bytes(),
-    )
-    .unwrap();
+    let req = example_request(&contract);
     let report = precheck(&req, 1_764_633_600_000).unwrap();
     assert_eq!(report["valid"], true);
     assert_eq!(report["checkedAt"], "2025-12-02T00:00:00.000Z");
@@ -343,7 +323,7 @@ fn hash_rule_is_the_one_the_example_pins_and_not_its_neighbours() {
         response["provenance"]["inputSha256"].as_str().unwrap(),
         response["provenance"]["outputSha256"].as_str().unwrap(),
     );
-    let req = parse(serde_json::to_string(input).unwrap().as_bytes()).unwrap();
+    let req = request(input);
     // The rule: JCS of the input with defaults filled in; compact JSON of the result in order.
     assert_eq!(
         sha256_hex(to_jcs(&report::normalized_input(&req)).as_bytes()),

@@ -182,9 +182,9 @@ pub fn nfc(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// EM-1 estimate of a block of `c` code points.
-pub fn em1(c: u64) -> u64 {
-    c.div_ceil(4)
+/// EM-1 estimate of a block of `chars` code points.
+pub fn em1_estimate(chars: u64) -> u64 {
+    chars.div_ceil(4)
 }
 
 /// M08 normalisation N(s) of an NFC text: line breaks to LF, trimmed, White_Space runs to one
@@ -454,9 +454,11 @@ pub fn json_container_size(text: &str) -> Option<Option<usize>> {
 pub struct BlockFacts {
     pub message: Option<usize>,
     pub p_fired: u16,
-    pub p: usize,
+    /// Winning class on axis P (index into `P_CLASSES`).
+    pub p_class: usize,
     pub c_fired: u16,
-    pub c: usize,
+    /// Winning class on axis C (index into `C_CLASSES`).
+    pub c_class: usize,
     /// Code points of the NFC text (0 when no text).
     pub chars: u64,
     /// UTF-8 bytes of the adapted text as submitted.
@@ -476,9 +478,9 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
     let mut facts = BlockFacts {
         message,
         p_fired,
-        p: winner(p_fired),
+        p_class: winner(p_fired),
         c_fired: 1 << C_UNK,
-        c: C_UNK,
+        c_class: C_UNK,
         chars: 0,
         bytes: 0,
         estimate: 0,
@@ -493,7 +495,7 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
     let chars = text.chars().count() as u64;
     facts.chars = chars;
     facts.bytes = raw.len() as u64;
-    facts.estimate = em1(chars);
+    facts.estimate = em1_estimate(chars);
     facts.census = census(&text);
     let mut c_fired = 0u16;
     if text.chars().all(char::is_whitespace) {
@@ -530,7 +532,7 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
         c_fired = 1 << C_TEXT;
     }
     facts.c_fired = c_fired;
-    facts.c = winner(c_fired);
+    facts.c_class = winner(c_fired);
     let n = normalise(&text);
     if !n.is_empty() {
         facts.normalised = Some(n);
@@ -542,7 +544,7 @@ pub fn measure_block(message: Option<usize>, b: &Block) -> BlockFacts {
 mod tests {
     use super::*;
 
-    fn blk(role: Option<&str>, kind: Option<&str>, text: Option<&str>) -> Block {
+    fn block(role: Option<&str>, kind: Option<&str>, text: Option<&str>) -> Block {
         Block {
             role_raw: role.map(str::to_owned),
             kind_raw: kind.map(str::to_owned),
@@ -554,22 +556,22 @@ mod tests {
     #[test]
     fn every_test_runs_and_precedence_picks_the_winner() {
         assert_eq!(
-            p_fired(&blk(Some("user"), Some("text"), Some("x"))),
+            p_fired(&block(Some("user"), Some("text"), Some("x"))),
             1 << P_USER
         );
-        let tool_result = p_fired(&blk(Some("user"), Some("tool_result"), None));
+        let tool_result = p_fired(&block(Some("user"), Some("tool_result"), None));
         assert_eq!(tool_result, (1 << P_TRES) | (1 << P_USER));
         assert_eq!(winner(tool_result), P_TRES);
         // The role test fires P-USER whatever the kind names: an unlisted kind only adds P-OTHER,
         // a kind of a lower class loses to P-USER.
-        let unlisted = p_fired(&blk(Some("user"), Some("mystery"), None));
+        let unlisted = p_fired(&block(Some("user"), Some("mystery"), None));
         assert_eq!(unlisted, (1 << P_USER) | (1 << P_OTHER));
         assert_eq!(winner(unlisted), P_USER);
-        let lower = p_fired(&blk(Some("user"), Some("assistant_message"), None));
+        let lower = p_fired(&block(Some("user"), Some("assistant_message"), None));
         assert_eq!(lower, (1 << P_USER) | (1 << P_ASST));
         assert_eq!(winner(lower), P_USER);
-        assert_eq!(p_fired(&blk(None, None, Some("x"))), 1 << P_UNK);
-        let conflict = p_fired(&blk(Some("robot"), Some("tool_use"), None));
+        assert_eq!(p_fired(&block(None, None, Some("x"))), 1 << P_UNK);
+        let conflict = p_fired(&block(Some("robot"), Some("tool_use"), None));
         assert_eq!(conflict, (1 << P_TCALL) | (1 << P_OTHER));
         assert_eq!(winner(conflict), P_TCALL);
     }
@@ -628,8 +630,8 @@ mod tests {
     #[test]
     fn normalisation_collapses_unicode_whitespace() {
         assert_eq!(normalise("  a\r\n\u{2003}b\tc "), "a b c");
-        assert_eq!(em1(0), 0);
-        assert_eq!(em1(5), 2);
+        assert_eq!(em1_estimate(0), 0);
+        assert_eq!(em1_estimate(5), 2);
     }
 
     #[test]

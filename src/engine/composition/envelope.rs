@@ -81,32 +81,32 @@ impl Request {
 struct Members(Vec<(String, Value)>);
 
 impl<'de> serde::Deserialize<'de> for Members {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
             type Value = Members;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Members, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Members, A::Error> {
                 let mut out = Vec::new();
-                while let Some(k) = a.next_key::<String>()? {
-                    out.push((k, a.next_value::<Value>()?));
+                while let Some(key) = access.next_key::<String>()? {
+                    out.push((key, access.next_value::<Value>()?));
                 }
                 Ok(Members(out))
             }
         }
-        d.deserialize_map(V)
+        deserializer.deserialize_map(MembersVisitor)
     }
 }
 
 fn stated_counts(v: &Value) -> Result<HarnessStatedCounts, Refusal> {
-    let o = v.as_object().ok_or(Refusal::StatedCountsInvalid)?;
+    let members = v.as_object().ok_or(Refusal::StatedCountsInvalid)?;
     if js_stringify(v).len() > super::STATED_COUNTS_CAP {
         return Err(Refusal::StatedCountsInvalid);
     }
     let mut out = HarnessStatedCounts::default();
-    for (k, v) in o {
+    for (k, v) in members {
         match (k.as_str(), v) {
             ("per_message", Value::Array(items)) => {
                 let mut list = Vec::with_capacity(items.len());
@@ -163,7 +163,7 @@ pub fn parse(body: &[u8]) -> Result<Request, Refusal> {
         .and_then(Value::as_str)
         .and_then(Format::from_id)
         .ok_or(Refusal::FormatNotAccepted)?;
-    let record_count = seen[3];
+    let record_count = members.0.iter().filter(|(k, _)| k == "record").count();
     let record = match get("record") {
         Some(v) if !v.is_null() && record_count == 1 => v,
         _ => return Err(Refusal::RecordRequired),

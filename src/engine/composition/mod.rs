@@ -14,9 +14,9 @@ pub mod classify;
 pub mod criteria;
 pub mod envelope;
 pub mod metrics;
-pub mod neardup;
 pub mod record;
 pub mod report;
+pub mod shingle_join;
 
 use crate::engine::ClosedError;
 
@@ -79,17 +79,10 @@ impl Refusal {
         })
     }
 
-    /// Every refusal, for tests that scan the emitted strings.
-    pub const ALL: [Refusal; 8] = [
-        Refusal::BodyOverCap { body_bytes: 0 },
-        Refusal::MalformedBody,
-        Refusal::EnvelopeVersionNotSupported,
-        Refusal::FormatNotAccepted,
-        Refusal::RecordRequired,
-        Refusal::RecordDoesNotParseAsDeclaredFormat,
-        Refusal::CallerInvalid,
-        Refusal::StatedCountsInvalid,
-    ];
+    crate::engine::every_variant!(Refusal:
+        BodyOverCap { body_bytes }, MalformedBody, EnvelopeVersionNotSupported, FormatNotAccepted,
+        RecordRequired, RecordDoesNotParseAsDeclaredFormat, CallerInvalid, StatedCountsInvalid,
+    );
 }
 
 impl ClosedError for Refusal {

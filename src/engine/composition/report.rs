@@ -4,7 +4,7 @@
 //!
 //! Invariants: factors print in order, each ASSESSABLE, PARTIAL (printed with its restriction),
 //! NOT-ASSESSABLE (with its reason, never omitted, never zero-filled) or, for F-11,
-//! NOT-ASSESSABLE-BY-DESIGN; the measurement line carries LIMITED whenever a graded factor is not
+//! NOT-ASSESSABLE-BY-DESIGN; the measurement line carries LIMITED whenever analysis graded factor is not
 //! fully assessable; published sentences are printed verbatim from the criteria text.
 
 use super::classify::{P_CMPT, P_RETR, P_STRUCTURAL, P_TDEF, P_TRES};
@@ -67,7 +67,7 @@ const REASON_F9: &str =
     "P at this level: a P-CMPT absence prints 'no P-CMPT block identified at this level'";
 const REASON_NO_USER: &str = "NOT-ASSESSABLE (single turn): no P-USER message in the record";
 const REASON_NO_STATED: &str = "NOT-ASSESSABLE (no stated counts): NO-STATED-COUNT";
-const REASON_M09_BUDGET: &str =
+const REASON_NEAR_DUPLICATE_BUDGET: &str =
     "NOT-ASSESSABLE (work budget): the exact near-duplicate join would exceed its published work budget of 250000000 steps for this record";
 const F11_REASON: &str =
     "NOT-ASSESSABLE-BY-DESIGN in v1 for every format (no master-table flag rules exist); excluded from the LIMITED trigger";
@@ -78,14 +78,18 @@ pub fn level(req: &Request) -> Level {
 }
 
 /// Per-factor assessability for this submission (F-1..F-12 in order).
-pub fn statuses(req: &Request, a: &Analysis, m09_over_budget: bool) -> Vec<Status> {
+pub fn statuses(
+    req: &Request,
+    analysis: &Analysis,
+    near_duplicates_over_budget: bool,
+) -> Vec<Status> {
     let rec = &req.record;
     let roles_only = match rec.format {
         Format::LettaAf => None,
         Format::AnthropicMessages => Some(REASON_ANTHROPIC_ROLES),
         Format::GenericMessageList => (rec.level < Level::L2).then_some(REASON_GENERIC_ROLES),
     };
-    let f8 = match rec.format {
+    let f8_tool_definitions = match rec.format {
         Format::LettaAf => None,
         Format::AnthropicMessages => rec.schema.is_none().then_some(REASON_F8_ANTHROPIC),
         Format::GenericMessageList => (rec.level < Level::L2).then_some(REASON_F8_GENERIC),
@@ -98,18 +102,18 @@ pub fn statuses(req: &Request, a: &Analysis, m09_over_budget: bool) -> Vec<Statu
         partial_or(roles_only),
         Status::Assessable,
         Status::Assessable,
-        if a.has_user_message() {
+        if analysis.has_user_message() {
             Status::Assessable
         } else {
             Status::NotAssessable(REASON_NO_USER)
         },
-        if m09_over_budget {
-            Status::NotAssessable(REASON_M09_BUDGET)
+        if near_duplicates_over_budget {
+            Status::NotAssessable(REASON_NEAR_DUPLICATE_BUDGET)
         } else {
             Status::Assessable
         },
         Status::Assessable,
-        partial_or(f8),
+        partial_or(f8_tool_definitions),
         partial_or(roles_only.map(|_| REASON_F9)),
         if stated {
             Status::Assessable
@@ -121,7 +125,7 @@ pub fn statuses(req: &Request, a: &Analysis, m09_over_budget: bool) -> Vec<Statu
     ]
 }
 
-/// Structural classes a record of this format and level cannot show: their zero rows print
+/// Structural classes analysis record of this format and level cannot show: their zero rows print
 /// 'not identifiable at this level'. L1 (roles plus tool call / tool result parts) identifies
 /// P-TCALL and P-TRES.
 pub fn unidentifiable_classes(req: &Request) -> &'static [usize] {
@@ -135,44 +139,55 @@ pub fn unidentifiable_classes(req: &Request) -> &'static [usize] {
 }
 
 /// could-not-measure (rule, kind) for this submission, if any.
-pub fn could_not_measure(req: &Request, a: &Analysis) -> Option<(&'static str, &'static str)> {
+pub fn could_not_measure(
+    req: &Request,
+    analysis: &Analysis,
+) -> Option<(&'static str, &'static str)> {
     let n = req.record.messages.len();
     if n > ENTRY_CAP {
         Some(("R-7", "too_many_entries"))
-    } else if a.largest_entry_bytes > ENTRY_BYTES_CAP {
+    } else if analysis.largest_entry_bytes > ENTRY_BYTES_CAP {
         Some(("R-7", "entry_too_large"))
     } else if n == 0 {
         Some(("R-8", "zero_entries"))
-    } else if !a.any_text {
+    } else if !analysis.any_text {
         Some(("R-9", "nothing_assessable"))
     } else {
         None
     }
 }
 
-fn insert(m: &mut Map<String, Value>, k: &str, v: Value) {
-    m.insert(k.to_owned(), v);
+fn insert(map: &mut Map<String, Value>, k: &str, v: Value) {
+    map.insert(k.to_owned(), v);
 }
 
-fn header(kind: &str, req: &Request, a: &Analysis, now_ms: u64) -> Map<String, Value> {
-    let c = criteria::published();
-    let mut m = Map::new();
-    insert(&mut m, "report", json!(kind));
-    insert(&mut m, "criteria_id", json!(CRITERIA_ID));
-    insert(&mut m, "criteria_revision", json!(CRITERIA_REVISION));
-    insert(&mut m, "estimation_method", json!("EM-1"));
+/// Copies members of the published criteria into the report: (report member, criteria member).
+fn copy_published(report: &mut Map<String, Value>, members: &[(&str, &str)]) {
+    let published = criteria::published();
+    for (name, member) in members {
+        insert(report, name, published[member].clone());
+    }
+}
+
+fn header(kind: &str, req: &Request, analysis: &Analysis, now_ms: u64) -> Map<String, Value> {
+    let published = criteria::published();
+    let mut report = Map::new();
+    insert(&mut report, "report", json!(kind));
+    insert(&mut report, "criteria_id", json!(CRITERIA_ID));
+    insert(&mut report, "criteria_revision", json!(CRITERIA_REVISION));
+    insert(&mut report, "estimation_method", json!("EM-1"));
     insert(
-        &mut m,
+        &mut report,
         "issued_at",
         json!(crate::engine::time::iso8601_millis(now_ms)),
     );
     insert(
-        &mut m,
+        &mut report,
         "declared_format",
         json!({"id": req.format.id(), "accepted": true, "level": level(req).label()}),
     );
     insert(
-        &mut m,
+        &mut report,
         "envelope",
         json!({"version": ENVELOPE_VERSION, "unknown_fields_ignored": req.unknown_members}),
     );
@@ -182,37 +197,37 @@ fn header(kind: &str, req: &Request, a: &Analysis, now_ms: u64) -> Map<String, V
         insert(&mut record, "agents", json!(agents));
     }
     insert(&mut record, "body_bytes", json!(req.body_bytes));
-    insert(&mut record, "text_bytes", json!(a.text_bytes));
-    insert(&mut m, "record", Value::Object(record));
+    insert(&mut record, "text_bytes", json!(analysis.text_bytes));
+    insert(&mut report, "record", Value::Object(record));
     insert(
-        &mut m,
+        &mut report,
         "labelling",
-        c["estimation_method"]["labelling"].clone(),
+        published["estimation_method"]["labelling"].clone(),
     );
-    m
+    report
 }
 
-fn cnm_block(req: &Request, rule: &str, kind: &str) -> Value {
-    let mut m = Map::new();
-    insert(&mut m, "rule", json!(rule));
-    insert(&mut m, "kind", json!(kind));
+fn could_not_measure_block(req: &Request, rule: &str, kind: &str) -> Value {
+    let mut block = Map::new();
+    insert(&mut block, "rule", json!(rule));
+    insert(&mut block, "kind", json!(kind));
     match kind {
         "too_many_entries" => {
-            insert(&mut m, "entries", json!(req.record.messages.len()));
-            insert(&mut m, "cap_entries", json!(ENTRY_CAP));
+            insert(&mut block, "entries", json!(req.record.messages.len()));
+            insert(&mut block, "cap_entries", json!(ENTRY_CAP));
         }
-        "entry_too_large" => insert(&mut m, "cap_entry_bytes", json!(ENTRY_BYTES_CAP)),
+        "entry_too_large" => insert(&mut block, "cap_entry_bytes", json!(ENTRY_BYTES_CAP)),
         _ => {}
     }
-    Value::Object(m)
+    Value::Object(block)
 }
 
 fn factor_head(i: usize, s: Status) -> Map<String, Value> {
     let (id, metric, name) = FACTORS[i];
-    let mut m = Map::new();
-    insert(&mut m, "factor", json!(id));
+    let mut head = Map::new();
+    insert(&mut head, "factor", json!(id));
     insert(
-        &mut m,
+        &mut head,
         "metric",
         if metric.is_empty() {
             Value::Null
@@ -220,27 +235,28 @@ fn factor_head(i: usize, s: Status) -> Map<String, Value> {
             json!(metric)
         },
     );
-    insert(&mut m, "name", json!(name));
-    insert(&mut m, "status", json!(s.label()));
+    insert(&mut head, "name", json!(name));
+    insert(&mut head, "status", json!(s.label()));
     match s {
-        Status::Partial(r) | Status::NotAssessable(r) => insert(&mut m, "reason", json!(r)),
-        Status::NotAssessableByDesign => insert(&mut m, "reason", json!(F11_REASON)),
+        Status::Partial(r) | Status::NotAssessable(r) => insert(&mut head, "reason", json!(r)),
+        Status::NotAssessableByDesign => insert(&mut head, "reason", json!(F11_REASON)),
         Status::Assessable => {}
     }
-    m
+    head
 }
 
 /// Graded factors whose status is not ASSESSABLE (F-11 excluded), for the measurement line.
-fn limited_list(st: &[Status]) -> Vec<String> {
-    st.iter()
+fn limited_list(factor_statuses: &[Status]) -> Vec<String> {
+    factor_statuses
+        .iter()
         .enumerate()
         .filter(|(_, s)| matches!(s, Status::Partial(_) | Status::NotAssessable(_)))
         .map(|(i, s)| format!("{} {}", FACTORS[i].0, s.label()))
         .collect()
 }
 
-fn measurement_line(st: &[Status]) -> (String, &'static str) {
-    let limited = limited_list(st);
+fn measurement_line(factor_statuses: &[Status]) -> (String, &'static str) {
+    let limited = limited_list(factor_statuses);
     if limited.is_empty() {
         (
             "MEASURED context-composition/v1 EM-1".to_owned(),
@@ -258,47 +274,55 @@ fn measurement_line(st: &[Status]) -> (String, &'static str) {
 }
 
 pub fn precheck(req: &Request, now_ms: u64) -> Map<String, Value> {
-    let a = metrics::analyse(&req.record);
-    let c = criteria::published();
-    let mut m = header("context-composition/v1 precheck", req, &a, now_ms);
-    let st = statuses(req, &a, metrics::m09(&a).is_none());
-    insert(
-        &mut m,
-        "total_size",
-        json!({"body_bytes": req.body_bytes, "text_bytes": a.text_bytes, "tokens": est(a.total_estimate)}),
+    let analysis = metrics::analyse(&req.record);
+    let mut report = header("context-composition/v1 precheck", req, &analysis, now_ms);
+    let factor_statuses = statuses(
+        req,
+        &analysis,
+        metrics::m09_near_duplicates(&analysis).is_none(),
     );
-    let tres: u64 = a
+    insert(
+        &mut report,
+        "total_size",
+        json!({"body_bytes": req.body_bytes, "text_bytes": analysis.text_bytes, "tokens": est(analysis.total_estimate)}),
+    );
+    let tres: u64 = analysis
         .facts
         .iter()
-        .filter(|f| f.p == P_TRES)
+        .filter(|f| f.p_class == P_TRES)
         .map(|f| f.estimate)
         .sum();
     insert(
-        &mut m,
+        &mut report,
         "headline_share",
-        json!({"name": "tool-output share (P-TRES estimate / T)", "share": share(tres, a.total_estimate)}),
+        json!({"name": "tool-output share (P-TRES estimate / T)", "share": share(tres, analysis.total_estimate)}),
     );
-    let cnm = could_not_measure(req, &a);
-    let outcome = match cnm {
+    let could_not = could_not_measure(req, &analysis);
+    let outcome = match could_not {
         Some(_) => "could_not_measure",
-        None => measurement_line(&st).1,
+        None => measurement_line(&factor_statuses).1,
     };
     insert(
-        &mut m,
+        &mut report,
         "could_not_measure",
-        cnm.map_or(Value::Null, |(r, k)| cnm_block(req, r, k)),
+        could_not.map_or(Value::Null, |(r, k)| could_not_measure_block(req, r, k)),
     );
-    insert(&mut m, "audit_outcome", json!(outcome));
-    let factors = st
+    insert(&mut report, "audit_outcome", json!(outcome));
+    let factors = factor_statuses
         .iter()
         .enumerate()
         .map(|(i, s)| Value::Object(factor_head(i, *s)))
         .collect();
-    insert(&mut m, "assessability", Value::Array(factors));
-    insert(&mut m, "never_assessable", c["never_assessable"].clone());
-    insert(&mut m, "price", c["price"].clone());
-    insert(&mut m, "scope", c["scope_block"].clone());
-    m
+    insert(&mut report, "assessability", Value::Array(factors));
+    copy_published(
+        &mut report,
+        &[
+            ("never_assessable", "never_assessable"),
+            ("price", "price"),
+            ("scope", "scope_block"),
+        ],
+    );
+    report
 }
 
 fn ledger(
@@ -307,7 +331,7 @@ fn ledger(
     outcome: &str,
     kind: Option<&str>,
 ) -> Vec<(&'static str, LedgerValue)> {
-    let values = [
+    let values: [LedgerValue; LEDGER_COLUMNS.len()] = [
         LedgerValue::Text(format!("{CRITERIA_ID}@{CRITERIA_REVISION}")),
         LedgerValue::Text(line.to_owned()),
         LedgerValue::Text("audit".to_owned()),
@@ -321,53 +345,70 @@ fn ledger(
 }
 
 pub fn audit(req: &Request, now_ms: u64) -> Delivery {
-    let a = metrics::analyse(&req.record);
-    let c = criteria::published();
-    let mut m = header("context-composition/v1 audit", req, &a, now_ms);
-    if let Some((rule, kind)) = could_not_measure(req, &a) {
+    let analysis = metrics::analyse(&req.record);
+    let mut report = header("context-composition/v1 audit", req, &analysis, now_ms);
+    if let Some((rule, kind)) = could_not_measure(req, &analysis) {
         let line = format!("COULD-NOT-MEASURE context-composition/v1 ({rule} {kind})");
-        insert(&mut m, "measurement_line", json!(line));
-        insert(&mut m, "outcome", json!("could_not_measure"));
-        insert(&mut m, "could_not_measure", cnm_block(req, rule, kind));
-        insert(&mut m, "never_assessable", c["never_assessable"].clone());
-        insert(&mut m, "scope", c["scope_block"].clone());
+        insert(&mut report, "measurement_line", json!(line));
+        insert(&mut report, "outcome", json!("could_not_measure"));
+        insert(
+            &mut report,
+            "could_not_measure",
+            could_not_measure_block(req, rule, kind),
+        );
+        copy_published(
+            &mut report,
+            &[
+                ("never_assessable", "never_assessable"),
+                ("scope", "scope_block"),
+            ],
+        );
         let ledger = ledger(req, &line, "could_not_measure", Some(kind));
         return Delivery {
             status: 422,
             chargeable: false,
-            report: m,
+            report,
             ledger,
         };
     }
-    let mut m09 = metrics::m09(&a);
-    let st = statuses(req, &a, m09.is_none());
-    let (line, outcome) = measurement_line(&st);
-    insert(&mut m, "measurement_line", json!(line));
-    insert(&mut m, "outcome", json!(outcome));
-    insert(&mut m, "M01", metrics::m01(&a, req.record.messages.len()));
-    insert(&mut m, "M02", metrics::m02(&a));
-    insert(&mut m, "M13", metrics::m13(&a));
-    let rec = &req.record;
+    let mut near_duplicates = metrics::m09_near_duplicates(&analysis);
+    let factor_statuses = statuses(req, &analysis, near_duplicates.is_none());
+    let (line, outcome) = measurement_line(&factor_statuses);
+    insert(&mut report, "measurement_line", json!(line));
+    insert(&mut report, "outcome", json!(outcome));
+    insert(
+        &mut report,
+        "M01",
+        metrics::m01_counts(&analysis, req.record.messages.len()),
+    );
+    insert(&mut report, "M02", metrics::m02_size_totals(&analysis));
+    insert(&mut report, "M13", metrics::m13_unknown_census(&analysis));
+    let has_schema = req.record.schema.is_some();
     let unidentifiable = unidentifiable_classes(req);
-    let factors: Vec<Value> = st
+    let factors: Vec<Value> = factor_statuses
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let mut f = factor_head(i, *s);
-            let result = match (i, s) {
+            let result = match (FACTORS[i].1, s) {
                 (_, Status::NotAssessable(_) | Status::NotAssessableByDesign) => None,
-                (0, _) => Some(metrics::m03(&a, unidentifiable)),
-                (1, _) => Some(metrics::m04(&a)),
-                (2, _) => Some(metrics::m05(&a)),
-                (3, _) => Some(metrics::m06(&a, rec.schema.is_some())),
-                (4, _) => Some(metrics::m08(&a)),
-                (5, _) => Some(metrics::m07(&a, rec.schema.is_some())),
-                (6, _) => m09.take(),
-                (7, _) => Some(metrics::m10(&a)),
-                (8, _) => Some(metrics::m11(&a)),
-                (9, s) => Some(metrics::m14(&a, matches!(s, Status::Partial(_)))),
-                (10, _) => Some(metrics::m12(&a, &req.stated())),
-                _ => Some(metrics::m15(&a)),
+                ("M03", _) => Some(metrics::m03_axis_p_shares(&analysis, unidentifiable)),
+                ("M04", _) => Some(metrics::m04_axis_c_shares(&analysis)),
+                ("M05", _) => Some(metrics::m05_cross_tabulation(&analysis)),
+                ("M06", _) => Some(metrics::m06_message_sizes(&analysis, has_schema)),
+                ("M07", _) => Some(metrics::m07_turn_growth(&analysis, has_schema)),
+                ("M08", _) => Some(metrics::m08_exact_duplicates(&analysis)),
+                ("M09", _) => near_duplicates.take(),
+                ("M10", _) => Some(metrics::m10_blob_census(&analysis)),
+                ("M11", _) => Some(metrics::m11_tool_definition_share(&analysis)),
+                ("M12", _) => Some(metrics::m12_stated_agreement(&analysis, &req.stated())),
+                ("M14", s) => Some(metrics::m14_positions(
+                    &analysis,
+                    matches!(s, Status::Partial(_)),
+                )),
+                ("M15", _) => Some(metrics::m15_largest_block(&analysis)),
+                // F-11 names no metric (always NOT-ASSESSABLE-BY-DESIGN).
+                _ => None,
             };
             if let Some(r) = result {
                 insert(&mut f, "result", r);
@@ -375,12 +416,17 @@ pub fn audit(req: &Request, now_ms: u64) -> Delivery {
             Value::Object(f)
         })
         .collect();
-    insert(&mut m, "factors", Value::Array(factors));
-    insert(&mut m, "never_assessable", c["never_assessable"].clone());
-    insert(&mut m, "f9_line", c["f9_line"].clone());
-    insert(&mut m, "scope", c["scope_block"].clone());
+    insert(&mut report, "factors", Value::Array(factors));
+    copy_published(
+        &mut report,
+        &[
+            ("never_assessable", "never_assessable"),
+            ("f9_line", "f9_line"),
+            ("scope", "scope_block"),
+        ],
+    );
     let ledger = ledger(req, &line, outcome, None);
-    Delivery::delivered(m, ledger)
+    Delivery::delivered(report, ledger)
 }
 
 #[cfg(test)]

@@ -32,31 +32,7 @@ fn refusal_entry(r: Refusal) -> Value {
 
 /// The criteria document.
 pub fn criteria() -> Value {
-    let refusals: Vec<Value> = [
-        Refusal::BodyTooLarge {
-            cap: LEVERS_BODY_CAP,
-        },
-        Refusal::BodyNotUtf8,
-        Refusal::MalformedBody,
-        Refusal::BodyNotObject,
-        Refusal::UnknownField,
-        Refusal::NoLeverRequested,
-        Refusal::C9QueryInvalid,
-        Refusal::C9CandidateInvalid { index: 0 },
-        Refusal::C9PerCategoryInvalid,
-        Refusal::FilterInvalid,
-        Refusal::FilterRequiredMissing {
-            missing: 0,
-            first_index: 0,
-        },
-        Refusal::TruncateInvalid,
-        Refusal::SchemaToolInvalid { index: 0 },
-        Refusal::PayloadMissing,
-        Refusal::ToonOptionsInvalid,
-    ]
-    .into_iter()
-    .map(refusal_entry)
-    .collect();
+    let refusals: Vec<Value> = Refusal::ALL.into_iter().map(refusal_entry).collect();
 
     json!({
         "criteria_id": "token-opt/v1",

@@ -8,20 +8,16 @@
 use crate::engine::jsjson::array_index_of;
 use serde_json::{Map, Value};
 
-/// Whether `key` is an ECMAScript array index (the JSON layer's test).
-pub fn is_array_index(key: &str) -> bool {
-    array_index_of(key).is_some()
-}
-
 /// Reorders every object of `value` into JavaScript's own-key order, in place.
 pub fn to_js_key_order(value: &mut Value) {
     match value {
         Value::Array(items) => items.iter_mut().for_each(to_js_key_order),
         Value::Object(map) => {
-            if map.keys().any(|k| is_array_index(k)) {
+            if map.keys().any(|k| array_index_of(k).is_some()) {
                 let old = std::mem::take(map);
-                let (mut indices, rest): (Vec<_>, Vec<_>) =
-                    old.into_iter().partition(|(k, _)| is_array_index(k));
+                let (mut indices, rest): (Vec<_>, Vec<_>) = old
+                    .into_iter()
+                    .partition(|(k, _)| array_index_of(k).is_some());
                 indices.sort_by_key(|(k, _)| array_index_of(k));
                 *map = indices
                     .into_iter()

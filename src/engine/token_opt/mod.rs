@@ -117,6 +117,11 @@ fn ledger_figure(x: f64) -> LedgerValue {
     LedgerValue::Int(x as i64)
 }
 
+/// The ledger row: `LEDGER_COLUMNS` paired with one value each, in order.
+fn ledger_row(values: [LedgerValue; LEDGER_COLUMNS.len()]) -> Vec<(&'static str, LedgerValue)> {
+    LEDGER_COLUMNS.iter().copied().zip(values).collect()
+}
+
 // ─── levers ──────────────────────────────────────────────────────────────────────────────────────
 
 /// C9 input: candidates in submitted order, optional per-category overrides, optional query.
@@ -227,12 +232,7 @@ fn parse_filter(value: &Value) -> Result<FilterRequest, Refusal> {
         None | Some(Value::Null) => Vec::new(),
         Some(v) => string_list(v).ok_or(Refusal::FilterInvalid)?,
     };
-    levers::filter_fields(&response, &[], &required).map_err(|m| {
-        Refusal::FilterRequiredMissing {
-            missing: m.missing,
-            first_index: m.first_index,
-        }
-    })?;
+    levers::filter_fields(&response, &[], &required)?;
     Ok(FilterRequest {
         response,
         allowed,
@@ -403,13 +403,7 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
         measurements.push(m);
     }
     if let Some(f) = &req.filter {
-        let filtered =
-            levers::filter_fields(&f.response, &f.allowed, &f.required).map_err(|m| {
-                Refusal::FilterRequiredMissing {
-                    missing: m.missing,
-                    first_index: m.first_index,
-                }
-            })?;
+        let filtered = levers::filter_fields(&f.response, &f.allowed, &f.required)?;
         let m = levers::measure_filter(&f.response, &filtered);
         outputs.insert(
             "filter".into(),
@@ -487,24 +481,21 @@ pub fn run_levers(req: &LeversRequest, now_ms: u64) -> Result<Delivery, Refusal>
     report.insert("outputs".into(), Value::Object(outputs));
     report.insert("honesty_line".into(), json!(HONESTY_LINE));
 
-    let ledger = vec![
-        ("criteria_version", LedgerValue::Text(CRITERIA_ID.into())),
-        ("op", LedgerValue::Text("levers".into())),
-        ("verdict", LedgerValue::Text(verdict)),
-        ("body_bytes", LedgerValue::Int(req.body_bytes as i64)),
-        (
-            "levers_measured",
-            LedgerValue::Int(measurements.len() as i64),
-        ),
-        ("levers_enabled", LedgerValue::Int(enabled as i64)),
-        ("tokens_before", ledger_figure(before)),
-        ("tokens_after", ledger_figure(after)),
-        ("tokens_overhead", ledger_figure(overhead)),
-        ("tokens_net", ledger_figure(net)),
-        ("json_tokens", LedgerValue::Null),
-        ("toon_tokens", LedgerValue::Null),
-        ("returned_format", LedgerValue::Null),
-    ];
+    let ledger = ledger_row([
+        LedgerValue::Text(CRITERIA_ID.into()),       // criteria_version
+        LedgerValue::Text("levers".into()),          // op
+        LedgerValue::Text(verdict),                  // verdict
+        LedgerValue::Int(req.body_bytes as i64),     // body_bytes
+        LedgerValue::Int(measurements.len() as i64), // levers_measured
+        LedgerValue::Int(enabled as i64),            // levers_enabled
+        ledger_figure(before),                       // tokens_before
+        ledger_figure(after),                        // tokens_after
+        ledger_figure(overhead),                     // tokens_overhead
+        ledger_figure(net),                          // tokens_net
+        LedgerValue::Null,                           // json_tokens
+        LedgerValue::Null,                           // toon_tokens
+        LedgerValue::Null,                           // returned_format
+    ]);
     Ok(Delivery::delivered(report, ledger))
 }
 
@@ -594,20 +585,20 @@ pub fn run_toon(req: &ToonRequest, now_ms: u64) -> Result<Delivery, Refusal> {
         json!(if use_toon { toon_text } else { json_text }),
     );
     report.insert("honesty_line".into(), json!(HONESTY_LINE));
-    let ledger = vec![
-        ("criteria_version", LedgerValue::Text(CRITERIA_ID.into())),
-        ("op", LedgerValue::Text("toon".into())),
-        ("verdict", LedgerValue::Text(verdict)),
-        ("body_bytes", LedgerValue::Int(req.body_bytes as i64)),
-        ("levers_measured", LedgerValue::Null),
-        ("levers_enabled", LedgerValue::Null),
-        ("tokens_before", LedgerValue::Null),
-        ("tokens_after", LedgerValue::Null),
-        ("tokens_overhead", LedgerValue::Null),
-        ("tokens_net", LedgerValue::Null),
-        ("json_tokens", LedgerValue::Int(json_tokens as i64)),
-        ("toon_tokens", LedgerValue::Int(toon_tokens as i64)),
-        ("returned_format", LedgerValue::Text(returned.into())),
-    ];
+    let ledger = ledger_row([
+        LedgerValue::Text(CRITERIA_ID.into()),   // criteria_version
+        LedgerValue::Text("toon".into()),        // op
+        LedgerValue::Text(verdict),              // verdict
+        LedgerValue::Int(req.body_bytes as i64), // body_bytes
+        LedgerValue::Null,                       // levers_measured
+        LedgerValue::Null,                       // levers_enabled
+        LedgerValue::Null,                       // tokens_before
+        LedgerValue::Null,                       // tokens_after
+        LedgerValue::Null,                       // tokens_overhead
+        LedgerValue::Null,                       // tokens_net
+        LedgerValue::Int(json_tokens as i64),    // json_tokens
+        LedgerValue::Int(toon_tokens as i64),    // toon_tokens
+        LedgerValue::Text(returned.into()),      // returned_format
+    ]);
     Ok(Delivery::delivered(report, ledger))
 }

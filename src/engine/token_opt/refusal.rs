@@ -1,5 +1,6 @@
 //! Every refusal of token-opt/v1: one closed enum, static messages, numbers only.
 
+use super::levers::MissingRequired;
 use super::MAX_INDENT_SIZE;
 use crate::engine::ClosedError;
 
@@ -35,27 +36,21 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Every refusal once (figures zero), for the OpenAPI document's closed code lists.
-    pub const ALL: [Refusal; 15] = [
-        Refusal::BodyTooLarge { cap: 0 },
-        Refusal::BodyNotUtf8,
-        Refusal::MalformedBody,
-        Refusal::BodyNotObject,
-        Refusal::UnknownField,
-        Refusal::NoLeverRequested,
-        Refusal::C9QueryInvalid,
-        Refusal::C9CandidateInvalid { index: 0 },
-        Refusal::C9PerCategoryInvalid,
-        Refusal::FilterInvalid,
+    crate::engine::every_variant!(Refusal:
+        BodyTooLarge { cap }, BodyNotUtf8, MalformedBody, BodyNotObject, UnknownField,
+        NoLeverRequested, C9QueryInvalid, C9CandidateInvalid { index }, C9PerCategoryInvalid,
+        FilterInvalid, FilterRequiredMissing { missing, first_index }, TruncateInvalid,
+        SchemaToolInvalid { index }, PayloadMissing, ToonOptionsInvalid,
+    );
+}
+
+impl From<MissingRequired> for Refusal {
+    fn from(missing: MissingRequired) -> Self {
         Refusal::FilterRequiredMissing {
-            missing: 0,
-            first_index: 0,
-        },
-        Refusal::TruncateInvalid,
-        Refusal::SchemaToolInvalid { index: 0 },
-        Refusal::PayloadMissing,
-        Refusal::ToonOptionsInvalid,
-    ];
+            missing: missing.missing,
+            first_index: missing.first_index,
+        }
+    }
 }
 
 impl ClosedError for Refusal {

@@ -144,7 +144,7 @@ fn adapt_block(
     block: &Map<String, Value>,
 ) -> Result<(), DoesNotParse> {
     let kind = optional_string(block, "type")?;
-    let mk = |text: Option<String>, media: bool| Block {
+    let block_of = |text: Option<String>, media: bool| Block {
         role_raw: role.clone(),
         kind_raw: kind.clone(),
         text,
@@ -153,17 +153,17 @@ fn adapt_block(
     };
     let string_member = |key: &str| block.get(key).and_then(Value::as_str).map(str::to_owned);
     match kind.as_deref() {
-        Some("text") => out.push(mk(string_member("text"), false)),
-        Some("thinking") => out.push(mk(string_member("thinking"), false)),
-        Some("redacted_thinking") => out.push(mk(string_member("data"), false)),
-        Some("compaction") => out.push(mk(string_member("content"), false)),
+        Some("text") => out.push(block_of(string_member("text"), false)),
+        Some("thinking") => out.push(block_of(string_member("thinking"), false)),
+        Some("redacted_thinking") => out.push(block_of(string_member("data"), false)),
+        Some("compaction") => out.push(block_of(string_member("content"), false)),
         Some("image") => {
             let (text, _) = source_text(block);
-            out.push(mk(text, true));
+            out.push(block_of(text, true));
         }
         Some("document") => {
             let (text, media) = source_text(block);
-            out.push(mk(text, media));
+            out.push(block_of(text, media));
         }
         Some("search_result") => {
             let text = match block.get("content") {
@@ -171,13 +171,13 @@ fn adapt_block(
                 Some(Value::String(s)) => Some(s.clone()),
                 _ => None,
             };
-            out.push(mk(text, false));
+            out.push(block_of(text, false));
         }
         Some("tool_use" | "server_tool_use" | "mcp_tool_use") => {
-            out.push(mk(block.get("input").map(js_stringify), false))
+            out.push(block_of(block.get("input").map(js_stringify), false))
         }
         Some("tool_result" | "mcp_tool_result") => match block.get("content") {
-            Some(Value::String(s)) => out.push(mk(Some(s.clone()), false)),
+            Some(Value::String(s)) => out.push(block_of(Some(s.clone()), false)),
             Some(Value::Array(items)) if !items.is_empty() => {
                 for item in items {
                     let item = item.as_object().ok_or(DoesNotParse)?;
@@ -194,18 +194,18 @@ fn adapt_block(
                         },
                         _ => (None, false),
                     };
-                    out.push(mk(text, media));
+                    out.push(block_of(text, media));
                 }
             }
             None | Some(Value::Null) | Some(Value::Array(_)) => {
-                out.push(mk(Some(String::new()), false))
+                out.push(block_of(Some(String::new()), false))
             }
-            Some(_) => out.push(mk(None, false)),
+            Some(_) => out.push(block_of(None, false)),
         },
         Some(t) if t.ends_with("_tool_result") => {
-            out.push(mk(block.get("content").map(js_stringify), false))
+            out.push(block_of(block.get("content").map(js_stringify), false))
         }
-        _ => out.push(mk(None, false)),
+        _ => out.push(block_of(None, false)),
     }
     Ok(())
 }

@@ -21,17 +21,17 @@ fn optional_integer(v: Option<&Value>) -> Result<Option<u64>, DoesNotParse> {
 }
 
 pub fn adapt(record: &Value) -> Result<SessionRecord, DoesNotParse> {
-    let o = record.as_object().ok_or(DoesNotParse)?;
-    let list = match o.get("messages") {
+    let members = record.as_object().ok_or(DoesNotParse)?;
+    let list = match members.get("messages") {
         Some(Value::Array(ms)) => ms,
         _ => return Err(DoesNotParse),
     };
-    let schema = match o.get("tool_schemas") {
+    let schema = match members.get("tool_schemas") {
         None | Some(Value::Null) => None,
         Some(Value::Array(ts)) => Some(ts.iter().map(schema_block).collect::<Vec<_>>()),
         Some(_) => return Err(DoesNotParse),
     };
-    let stated_total = optional_integer(o.get("stated_total"))?;
+    let stated_total = optional_integer(members.get("stated_total"))?;
     let mut level = if schema.is_some() {
         Level::L2
     } else {

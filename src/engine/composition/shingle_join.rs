@@ -303,25 +303,26 @@ pub fn near_duplicates<'a>(
 mod tests {
     use super::*;
 
-    /// Exact |x ∩ y| of two sorted sets.
+    /// "w0 w1 … w{n-1}": a body of n distinct words.
+    fn word_run(n: usize) -> String {
+        (0..n)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Texts numbered by position, as the join takes them.
+    fn indexed(texts: &[String]) -> impl Iterator<Item = (usize, &str)> {
+        texts.iter().enumerate().map(|(i, s)| (i, s.as_str()))
+    }
+
+    /// Exact |x ∩ y| of two sorted sets (by lookup, independent of the merge under test).
     fn overlap(x: &[u32], y: &[u32]) -> usize {
-        let (mut i, mut j, mut n) = (0, 0, 0);
-        while i < x.len() && j < y.len() {
-            match x[i].cmp(&y[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    n += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        n
+        x.iter().filter(|v| y.binary_search(v).is_ok()).count()
     }
 
     /// Brute force: every pair of pairable blocks, Jaccard on shingle sets, exact pairs excluded.
-    fn brute(blocks: &[(usize, String)]) -> Vec<Pair> {
+    fn brute_force_pairs(blocks: &[(usize, String)]) -> Vec<Pair> {
         let sets = shingle_sets(blocks.iter().map(|(i, s)| (*i, s.as_str())));
         let mut out = Vec::new();
         for i in 0..sets.len() {
@@ -390,7 +391,7 @@ mod tests {
                 }
                 blocks.push((i, w.join(" ")));
             }
-            let want = brute(&blocks);
+            let want = brute_force_pairs(&blocks);
             let got =
                 near_duplicates(blocks.iter().map(|(i, s)| (*i, s.as_str())), u64::MAX).unwrap();
             assert_eq!(got.listed.as_ref().unwrap(), &want, "seed {seed}");
@@ -441,23 +442,12 @@ mod tests {
     fn all_pairs_qualifying_stops_at_the_work_budget() {
         // 10,000 blocks that all pair with each other (50 million pairs): the join refuses to
         // enumerate them and says so, deterministically.
-        let body = (0..40)
-            .map(|i| format!("w{i}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let body = word_run(40);
         let texts: Vec<String> = (0..10_000).map(|i| format!("{body} u{i}")).collect();
-        let got = near_duplicates(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())), 1000);
+        let got = near_duplicates(indexed(&texts), 1000);
         assert_eq!(got, Err(OverBudget));
         // The same shape at 100 blocks is exact.
-        let got = near_duplicates(
-            texts
-                .iter()
-                .take(100)
-                .enumerate()
-                .map(|(i, s)| (i, s.as_str())),
-            1000,
-        )
-        .unwrap();
+        let got = near_duplicates(indexed(&texts[..100]), 1000).unwrap();
         assert_eq!(got.pairs, 4950);
     }
 
@@ -465,14 +455,11 @@ mod tests {
     fn many_similar_blocks_are_cheap() {
         // 10,000 blocks sharing a long common body but each with a unique tail: every pair sits
         // below the threshold; the prefix filter must not verify anywhere near 50 million pairs.
-        let body = (0..20)
-            .map(|i| format!("w{i}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let body = word_run(20);
         let texts: Vec<String> = (0..10_000)
             .map(|i| format!("{body} u{i}a u{i}b u{i}c u{i}d u{i}e u{i}f"))
             .collect();
-        let sets = shingle_sets(texts.iter().enumerate().map(|(i, s)| (i, s.as_str())));
+        let sets = shingle_sets(indexed(&texts));
         let class_sets: Vec<Vec<u32>> = sets.into_iter().map(|s| s.2).collect();
         let start = std::time::Instant::now();
         let joined = join_sets(&class_sets, WORK_BUDGET).unwrap();
