@@ -143,6 +143,6 @@ impl From<worker::Error> for EdgeError {
 
 impl From<worker::Error> for Refused {
     fn from(err: worker::Error) -> Self {
-        Box::new(EdgeError::from(err))
+        EdgeError::from(err).into()
     }
 }

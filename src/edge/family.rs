@@ -1,4 +1,4 @@
-//! Each family's facts in one place (ARCHITECTURE §9): its id and served document, its free check
+//! Each family's facts in one place (ARCHITECTURE §3): its id and served document, its free check
 //! and paid ops with their paths, body caps, parsers and schemas, the prices, how a paid call is
 //! bound, how the free caller is found, where the signature goes and its ledger table. The router,
 //! `GET /`, `/llms.txt`, the OpenAPI document, the prices and the ledger all read this table; no other
@@ -154,11 +154,12 @@ fn closed<E: ClosedError>(errors: &[E]) -> Vec<(&'static str, u16)> {
 }
 
 fn edge_caller_refusal(present_but_invalid: bool) -> Refused {
-    Box::new(if present_but_invalid {
+    let refusal = if present_but_invalid {
         EdgeError::CallerInvalid
     } else {
         EdgeError::CallerMissing
-    })
+    };
+    refusal.into()
 }
 
 pub static TOKEN_EFFICIENCY: Family = Family {
@@ -173,11 +174,12 @@ pub static TOKEN_EFFICIENCY: Family = Family {
     caller: CallerRule {
         in_body: true,
         refusal: |invalid| {
-            Box::new(if invalid {
+            let refusal = if invalid {
                 token_efficiency::Refusal::CallerInvalid
             } else {
                 token_efficiency::Refusal::CallerMissing
-            })
+            };
+            refusal.into()
         },
     },
     unmeasured_status: None,
@@ -189,7 +191,7 @@ pub static TOKEN_EFFICIENCY: Family = Family {
         body: Body {
             cap: token_efficiency::BODY_CAP,
             parse: engines::token_efficiency_check,
-            over_cap: |_| Box::new(token_efficiency::Refusal::BodyOverCap),
+            over_cap: |_| token_efficiency::Refusal::BodyOverCap.into(),
             request_schema: || schemas::token_efficiency_request(true),
             request_example: || schemas::fixed(&["examples", "token_efficiency"]),
             report_schema: None,
@@ -211,7 +213,7 @@ pub static TOKEN_EFFICIENCY_BUDGET: PaidOp = PaidOp {
     body: Body {
         cap: token_efficiency::BODY_CAP,
         parse: engines::token_efficiency_budget,
-        over_cap: |_| Box::new(token_efficiency::Refusal::BodyOverCap),
+        over_cap: |_| token_efficiency::Refusal::BodyOverCap.into(),
         request_schema: || schemas::token_efficiency_request(false),
         request_example: || schemas::fixed(&["examples", "token_efficiency"]),
         report_schema: None,
@@ -231,7 +233,7 @@ pub static CONTEXT_COMPOSITION: Family = Family {
         in_body: true,
         refusal: |invalid| {
             if invalid {
-                Box::new(composition::Refusal::CallerInvalid)
+                composition::Refusal::CallerInvalid.into()
             } else {
                 edge_caller_refusal(false)
             }
@@ -247,7 +249,7 @@ pub static CONTEXT_COMPOSITION: Family = Family {
         body: Body {
             cap: composition::BODY_CAP,
             parse: engines::composition_check,
-            over_cap: |seen| Box::new(composition::Refusal::BodyOverCap { body_bytes: seen }),
+            over_cap: |seen| composition::Refusal::BodyOverCap { body_bytes: seen }.into(),
             request_schema: || schemas::fixed(&["composition_request"]),
             request_example: || schemas::fixed(&["examples", "composition"]),
             report_schema: None,
@@ -269,7 +271,7 @@ pub static COMPOSITION_AUDIT: PaidOp = PaidOp {
     body: Body {
         cap: composition::BODY_CAP,
         parse: engines::composition_audit,
-        over_cap: |seen| Box::new(composition::Refusal::BodyOverCap { body_bytes: seen }),
+        over_cap: |seen| composition::Refusal::BodyOverCap { body_bytes: seen }.into(),
         request_schema: || schemas::fixed(&["composition_request"]),
         request_example: || schemas::fixed(&["examples", "composition"]),
         report_schema: None,
@@ -299,7 +301,7 @@ pub static BUDGET_PACK: Family = Family {
         body: Body {
             cap: budget_pack::BODY_CAP,
             parse: engines::pack_check,
-            over_cap: |_| Box::new(budget_pack::Refusal::EdgeLimit),
+            over_cap: |_| budget_pack::Refusal::EdgeLimit.into(),
             request_schema: || budget_pack::criteria()["inputSchema"].clone(),
             request_example: || budget_pack::criteria()["exampleInput"].clone(),
             report_schema: Some(|| schemas::fixed(&["preflight_report"])),
@@ -329,7 +331,7 @@ pub static BUDGET_PACK_RUN: PaidOp = PaidOp {
     body: Body {
         cap: budget_pack::BODY_CAP,
         parse: engines::pack_run,
-        over_cap: |_| Box::new(budget_pack::Refusal::EdgeLimit),
+        over_cap: |_| budget_pack::Refusal::EdgeLimit.into(),
         request_schema: || budget_pack::criteria()["inputSchema"].clone(),
         request_example: || budget_pack::criteria()["exampleInput"].clone(),
         report_schema: Some(|| budget_pack::criteria()["outputSchema"].clone()),
@@ -370,9 +372,10 @@ pub static TOKEN_OPT_LEVERS: PaidOp = PaidOp {
         cap: token_opt::LEVERS_BODY_CAP,
         parse: engines::levers,
         over_cap: |_| {
-            Box::new(token_opt::Refusal::BodyTooLarge {
+            token_opt::Refusal::BodyTooLarge {
                 cap: token_opt::LEVERS_BODY_CAP,
-            })
+            }
+            .into()
         },
         request_schema: || schemas::fixed(&["levers_request"]),
         request_example: || schemas::fixed(&["examples", "levers"]),
@@ -394,9 +397,10 @@ pub static TOKEN_OPT_TOON: PaidOp = PaidOp {
         cap: token_opt::TOON_BODY_CAP,
         parse: engines::toon,
         over_cap: |_| {
-            Box::new(token_opt::Refusal::BodyTooLarge {
+            token_opt::Refusal::BodyTooLarge {
                 cap: token_opt::TOON_BODY_CAP,
-            })
+            }
+            .into()
         },
         request_schema: || schemas::fixed(&["toon_request"]),
         request_example: || schemas::fixed(&["examples", "toon"]),

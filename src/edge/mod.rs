@@ -6,19 +6,15 @@
 
 pub mod allowance;
 pub mod bench;
-pub mod binding;
 pub mod body;
 pub mod config;
 pub mod describe;
 pub mod engines;
 pub mod error;
-pub mod facilitator;
-pub mod facilitator_auth;
 pub mod family;
 pub mod guard;
 pub mod ledger;
 pub mod metrics;
-pub mod mpp;
 pub mod openapi;
 pub mod payment;
 pub mod pipeline;

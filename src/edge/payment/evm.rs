@@ -18,8 +18,8 @@
 
 use super::gate::PaidCall;
 use super::reconcile::rpc_call;
-use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::binding::{self, Bound, CallBinding, IdentifierRule};
 use crate::engine::payment::evm::{
     self, reconcile, CheckedEvmPayment, EvmConfig, EvmOffer, EvmPayload,

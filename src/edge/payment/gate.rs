@@ -5,9 +5,9 @@ use super::{
     evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_attempt,
     Asked, Claim, Gate,
 };
-use crate::edge::binding::{challenge_bound, payment_bound};
-use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command};
+use crate::edge::payment::binding::{challenge_bound, payment_bound};
+use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::Decision;

@@ -3,8 +3,8 @@
 //! local checks, counts the attempt for the wallet, begins the attempt in the call's idempotency
 //! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
 //! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
-//! settles with the facilitator (`edge::facilitator`), reconciles a settlement in doubt with the
-//! chain (`edge::reconcile`), and records delivery.
+//! settles with the facilitator (`payment::facilitator`), reconciles a settlement in doubt with the
+//! chain (`payment::reconcile`), and records delivery.
 //!
 //! Files: this one holds the claim, the configuration and the answers; `gate` the gate up to the
 //! engine, `settle` everything after it, `evm` the EVM rail's own steps, `reconcile` the chain.
@@ -26,17 +26,21 @@
 //! fingerprint and the nonce tokens, each under its own label). Durable Object binding:
 //! PAYMENT_GUARD (class PaymentGuard).
 
+pub mod binding;
 pub mod evm;
+pub mod facilitator;
+pub mod facilitator_auth;
 pub mod gate;
+pub mod mpp;
 pub mod reconcile;
 pub mod settle;
 
 pub use gate::{gate, PaidCall};
 pub use settle::{delivered, release, settle};
 
-use crate::edge::binding::challenge_bound;
-use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::payment::binding::challenge_bound;
+use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::evm::CheckedEvmPayment;
 use crate::engine::payment::reconcile::SettleVerdict;
@@ -54,7 +58,7 @@ const DEFAULT_SETTLE_TIMEOUT_MS: u64 = 45_000;
 /// Default payment attempts per minute per Idempotency-Key and per wallet.
 const DEFAULT_ATTEMPTS_PER_KEY: u64 = 30;
 const DEFAULT_ATTEMPTS_PER_WALLET: u64 = 120;
-pub use crate::edge::binding::{pack_fingerprint, RELEASE_VERSION};
+pub use crate::edge::payment::binding::{pack_fingerprint, RELEASE_VERSION};
 
 /// What the router does next.
 pub enum Gate {

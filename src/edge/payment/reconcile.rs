@@ -5,8 +5,8 @@
 //! outcome in the call's guard record.
 
 use super::{evm, now_ms, release, transition, tunables, Claim};
-use crate::edge::facilitator::{post_json, Facilitator};
 use crate::edge::guard::Command;
+use crate::edge::payment::facilitator::{post_json, Facilitator};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::UNCERTAIN_RETRY_AFTER_MS;
 use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};

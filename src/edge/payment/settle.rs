@@ -2,9 +2,9 @@
 //! A guard that cannot record a delivery or a release is counted in the metrics, never dropped.
 
 use super::{json_response, now_ms, reconcile, refusal_body, transition, tunables, Claim, Settled};
-use crate::edge::facilitator::Facilitator;
 use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::metrics;
+use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::reconcile::SettleVerdict;
 use crate::engine::payment::{self, PaymentError};

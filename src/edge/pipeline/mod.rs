@@ -1,4 +1,4 @@
-//! A request's path through the edge (ARCHITECTURE §9): `intake` (Content-Type, capped body, free
+//! A request's path through the edge (ARCHITECTURE §2): `intake` (Content-Type, capped body, free
 //! validation, the call's binding) → `free` (the free check and its allowance) or `paid` (payment,
 //! engine, settle, ledger, delivered) → sign → respond. The service documents are `service`.
 //! Every refusal travels as [`Refused`] by `?`.

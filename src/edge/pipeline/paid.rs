@@ -1,15 +1,17 @@
 //! A paid call: intake and free validation, the call's binding (and the pack's keyed body
 //! fingerprint), then its rail: x402 here (payment gate → engine → settle only a chargeable result
-//! → ledger row → delivered → 200 with `PAYMENT-RESPONSE`), or MPP (`edge::mpp`). Anything not
+//! → ledger row → delivered → 200 with `PAYMENT-RESPONSE`), or MPP (`payment::mpp`). Anything not
 //! delivered releases the claim; nothing is settled for it.
 
 use super::{apart, intake, now_ms, price_units, sign_for};
 use crate::edge::engines::Runnable;
 use crate::edge::error::{EdgeError, Refused};
 use crate::edge::family::{KeyRule, PaidOp, Rail};
+use crate::edge::payment::binding;
+use crate::edge::payment::mpp;
 use crate::edge::payment::{self, Gate, PaidCall};
 use crate::edge::routes::Route;
-use crate::edge::{binding, config, ledger, metrics, mpp};
+use crate::edge::{config, ledger, metrics};
 use crate::engine::payment::binding::CallBinding;
 use crate::engine::sign::ReportSigner;
 use crate::engine::Delivery;

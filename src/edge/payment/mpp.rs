@@ -23,12 +23,12 @@
 //! PAYMENT_LEASE_MS and PAY_ATTEMPTS_PER_KEY. Secret: IDEMPOTENCY_SECRET, else derived from
 //! SIGNING_KEY (the pack fingerprint's secret).
 
-use crate::edge::binding::fingerprint_secret;
 use crate::edge::engines::Runnable;
 use crate::edge::error::Refused;
-use crate::edge::facilitator::post_json;
 use crate::edge::family::PaidOp;
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::payment::binding::fingerprint_secret;
+use crate::edge::payment::facilitator::post_json;
 use crate::edge::payment::settle::count_guard_gap;
 use crate::edge::payment::{tunables, PaidCall};
 use crate::edge::pipeline::paid::{record_ledger_row, run_engine, Chargeable};
