@@ -2,7 +2,8 @@
 //! the index value itself, so its routes, prices and limits cannot differ from it); the OpenAPI 3.1
 //! document is in [`crate::edge::openapi`], from the same route table and [`access`].
 
-use crate::edge::routes::{Handler, Route, ROUTES};
+use crate::edge::family::{self, PaidOp, Rail};
+use crate::edge::routes::{routes, Handler, Route};
 use crate::engine::allowance::Limits;
 use crate::engine::sign::ReportSigner;
 use serde_json::{json, Value};
@@ -18,26 +19,23 @@ fn price_label(units: u64) -> String {
         .to_owned()
 }
 
-/// The pack's MPP route (the contract's second rail).
-fn is_mpp(route: &Route) -> bool {
-    route.path == crate::engine::payment::mpp::PATH
+/// How a paid route is paid, in the words `GET /` prints.
+fn protocol(rail: Rail) -> &'static str {
+    match rail {
+        Rail::X402 => "x402 v2 exact (Solana USDC)",
+        Rail::Mpp => {
+            "MPP: Payment HTTP auth, method tempo, intent charge, push mode (TIP-20, 6 decimals)"
+        }
+    }
 }
 
 /// A route's access in force: paid (price), free tier (limits) or free. `GET /`, `/llms.txt` and
 /// the OpenAPI `x-access` all state this one value.
-pub fn access(
-    route: &Route,
-    price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
-    free_limits: Limits,
-) -> Value {
+pub fn access(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limits) -> Value {
     match route.handler {
-        Handler::Paid(op) if is_mpp(route) => {
+        Handler::Paid(op, rail) => {
             let units = price_of(op);
-            json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "MPP: Payment HTTP auth, method tempo, intent charge, push mode (TIP-20, 6 decimals)"})
-        }
-        Handler::Paid(op) => {
-            let units = price_of(op);
-            json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": "x402 v2 exact (Solana USDC)"})
+            json!({"kind": "paid", "usdc_units": units, "label": price_label(units), "protocol": protocol(rail)})
         }
         Handler::Free(_) => json!({"kind": "free-tier", "per_day": free_limits.per_day,
                                    "min_interval_ms": free_limits.min_interval_ms}),
@@ -48,23 +46,20 @@ pub fn access(
 /// The `GET /` index, with the prices and free-tier limits in force.
 pub fn index(
     signer: &ReportSigner,
-    price_of: &dyn Fn(crate::edge::routes::PaidOp) -> u64,
+    price_of: &dyn Fn(&PaidOp) -> u64,
     free_limits: Limits,
 ) -> Value {
-    let families: Vec<Value> = crate::edge::routes::Family::ALL
+    let families: Vec<Value> = family::ALL
         .iter()
         .map(|f| {
-            let routes: Vec<Value> = ROUTES
+            let routes: Vec<Value> = routes()
                 .iter()
-                .filter(|r| {
-                    matches!(r.handler, Handler::Document(x) | Handler::Free(x) if x == *f)
-                        || matches!(r.handler, Handler::Paid(op) if op.family() == *f)
-                })
+                .filter(|r| r.handler.family() == Some(*f))
                 .map(|r| {
                     json!({"method": r.verb.as_str(), "path": r.path, "summary": r.summary, "access": access(r, price_of, free_limits)})
                 })
                 .collect();
-            json!({"family": f.id(), "criteria_id": f.criteria_id(), "routes": routes})
+            json!({"family": f.id, "criteria_id": f.criteria_id, "routes": routes})
         })
         .collect();
     json!({
@@ -82,9 +77,9 @@ pub fn index(
 /// (`{"version": 1, "resources": [url, …]}`; its docs/DISCOVERY.md, "legacy compatibility, still
 /// fully supported", beside OpenAPI-first discovery): the absolute URL of every paid route.
 pub fn well_known_x402(origin: &str) -> Value {
-    let resources: Vec<String> = ROUTES
+    let resources: Vec<String> = routes()
         .iter()
-        .filter(|r| matches!(r.handler, Handler::Paid(_)))
+        .filter(|r| matches!(r.handler, Handler::Paid(..)))
         .map(|r| format!("{origin}{}", r.path))
         .collect();
     json!({"version": 1, "resources": resources})
@@ -169,7 +164,7 @@ mod tests {
             per_day: 37,
             min_interval_ms: 250,
         };
-        let index = index(&signer, &|op| op.default_price_units(), limits);
+        let index = index(&signer, &|op| op.default_price_units, limits);
         let mut free_routes = 0;
         for family in index["families"].as_array().unwrap() {
             for route in family["routes"].as_array().unwrap() {
@@ -180,7 +175,7 @@ mod tests {
                 }
             }
         }
-        let routed = ROUTES
+        let routed = routes()
             .iter()
             .filter(|r| matches!(r.handler, Handler::Free(_)))
             .count();
@@ -197,7 +192,7 @@ mod tests {
             per_day: 37,
             min_interval_ms: 250,
         };
-        let price = |op: crate::edge::routes::PaidOp| op.default_price_units() + 1;
+        let price = |op: &PaidOp| op.default_price_units + 1;
         let index = index(&signer, &price, limits);
         let text = llms_txt(&index);
         assert!(text.starts_with("# context-meter\n\n> "));
@@ -224,20 +219,11 @@ mod tests {
                 }
             }
         }
-        assert_eq!(families, crate::edge::routes::Family::ALL.len());
+        assert_eq!(families, family::ALL.len());
         assert!(text.contains(signer.key_id()));
-        let documented = ROUTES
+        let documented = routes()
             .iter()
-            .filter(|r| {
-                !matches!(
-                    r.handler,
-                    Handler::Index
-                        | Handler::LlmsTxt
-                        | Handler::OpenApi
-                        | Handler::WellKnownX402
-                        | Handler::Metrics
-                )
-            })
+            .filter(|r| r.handler.family().is_some())
             .count();
         assert_eq!(
             text.lines()
@@ -257,9 +243,9 @@ mod tests {
     fn the_well_known_document_lists_every_paid_route() {
         let doc = well_known_x402("https://cm.example");
         let listed = doc["resources"].as_array().unwrap();
-        let paid: Vec<&Route> = ROUTES
+        let paid: Vec<&Route> = routes()
             .iter()
-            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+            .filter(|r| matches!(r.handler, Handler::Paid(..)))
             .collect();
         assert_eq!(listed.len(), paid.len());
         for route in paid {

@@ -17,16 +17,22 @@
 //!   the authorization is unbound (then bound to `binding`, route and key) or bound to the same call,
 //!   else `{"ok":false,"error":"bound_elsewhere"}`.
 //! `{"op":"challenge_use","tx_hash","now_ms"}` (MPP, object `mpp:<challenge id>`) → `{"ok":bool}`.
+//! The worker's client ([`call`], [`transition`]) is at the end, beside the object it talks to.
 
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{
     self, count_attempt, Attempt, KeyRecord, TransitionError, ATTEMPT_WINDOW_MS, RECORD_TTL_MS,
 };
+use crate::engine::payment::PaymentError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 // The durable_object macro expands to wasm_bindgen paths; bring the crate's name into scope.
 use worker::wasm_bindgen;
-use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
+use worker::wasm_bindgen::JsValue;
+use worker::{
+    durable_object, DurableObject, Env, Headers, Method, Request, RequestInit, Response, Result,
+    State,
+};
 
 /// wrangler.toml binding name of the guard's namespace.
 pub const BINDING: &str = "PAYMENT_GUARD";
@@ -326,6 +332,38 @@ impl DurableObject for PaymentGuard {
         self.state.storage().delete_all().await?;
         Response::ok("")
     }
+}
+
+/// The worker's side of the guard: one command to the named object, its answer read as `T`.
+/// Any failure on the way is `StateUnavailable` (the runtime's text is dropped).
+pub async fn call<T: serde::de::DeserializeOwned>(
+    env: &Env,
+    object: &str,
+    command: &Command,
+) -> std::result::Result<T, PaymentError> {
+    let call = async {
+        let stub = env
+            .durable_object(BINDING)?
+            .id_from_name(object)?
+            .get_stub()?;
+        let headers = Headers::new();
+        headers.set("content-type", "application/json")?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(JsValue::from_str(&serde_json::to_string(command)?)));
+        let request = Request::new_with_init("https://payment-guard/", &init)?;
+        let mut response = stub.fetch_with_request(request).await?;
+        response.json::<T>().await
+    };
+    call.await.map_err(|_| PaymentError::StateUnavailable)
+}
+
+/// A state transition of the named record: true when the guard applied it.
+pub async fn transition(env: &Env, object: &str, command: Command) -> bool {
+    call::<TransitionAnswer>(env, object, &command)
+        .await
+        .is_ok_and(|a| a.ok)
 }
 
 #[cfg(test)]

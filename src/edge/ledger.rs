@@ -2,7 +2,7 @@
 //! the closed field list of its criteria — payment facts from the edge plus the counts, sizes, op and
 //! verdict line the engine hands over. Never any submitted content, fragment or hash.
 
-use crate::edge::routes::Family;
+use crate::edge::family::Family;
 use crate::engine::LedgerValue;
 use wasm_bindgen::JsValue;
 use worker::{wasm_bindgen, Env};
@@ -34,16 +34,6 @@ pub struct PaymentFacts {
     pub house: bool,
 }
 
-/// The family's ledger table.
-pub fn table(family: Family) -> &'static str {
-    match family {
-        Family::TokenEfficiency => "ledger_token_efficiency",
-        Family::ContextComposition => "ledger_context_composition",
-        Family::BudgetPack => "ledger_context_budget_pack",
-        Family::TokenOpt => "ledger_token_opt",
-    }
-}
-
 fn js(value: &LedgerValue) -> JsValue {
     match value {
         LedgerValue::Int(n) => JsValue::from_f64(*n as f64),
@@ -70,10 +60,19 @@ pub fn payment_values(facts: &PaymentFacts) -> Vec<LedgerValue> {
     ]
 }
 
+/// The columns of the family's ledger table, in order: the payment columns, then the family's.
+pub fn columns(family: &Family) -> Vec<&'static str> {
+    PAYMENT_COLUMNS
+        .iter()
+        .chain(family.ledger_columns)
+        .copied()
+        .collect()
+}
+
 /// Writes one ledger row. Column names are static strings from code, never from a request.
 pub async fn record(
     env: &Env,
-    family: Family,
+    family: &Family,
     facts: &PaymentFacts,
     engine_columns: &[(&'static str, LedgerValue)],
 ) -> worker::Result<()> {
@@ -86,7 +85,7 @@ pub async fn record(
     let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
     let sql = format!(
         "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
-        table(family),
+        family.ledger_table,
         names.join(", "),
         placeholders.join(", ")
     );

@@ -5,7 +5,8 @@
 //! `GET /` states for the route, so the two cannot differ.
 
 use crate::edge::describe::{access, SERVICE, VERSION};
-use crate::edge::routes::{Family, Handler, PaidOp, Route, Verb, ROUTES};
+use crate::edge::family::{PaidOp, Rail};
+use crate::edge::routes::{routes, Handler, Route, Verb};
 use crate::edge::schemas;
 use crate::engine::allowance::Limits;
 use serde_json::{json, Map, Value};
@@ -49,7 +50,7 @@ fn refusal_response(handler: Handler, status: u16, codes: &[&'static str]) -> Va
     if matches!(status, 409 | 429 | 503) {
         headers.insert("Retry-After".into(), retry_after());
     }
-    if status == 409 && matches!(handler, Handler::Paid(_)) {
+    if status == 409 && matches!(handler, Handler::Paid(..)) {
         headers.insert(
             "PAYMENT-RESPONSE".into(),
             header("On payment_replayed: the original settlement, base64 JSON"),
@@ -57,7 +58,7 @@ fn refusal_response(handler: Handler, status: u16, codes: &[&'static str]) -> Va
     }
     let refusal = schemas::refusal_schema(codes);
     // The could-not-measure report of context-composition is answered signed with 422.
-    let schema = match (status == 422 && is_composition(handler), codes.is_empty()) {
+    let schema = match (Some(status) == unmeasured_status(handler), codes.is_empty()) {
         (true, true) => schemas::report_schema(handler),
         (true, false) => json!({"anyOf": [schemas::report_schema(handler), refusal]}),
         _ => refusal,
@@ -65,11 +66,12 @@ fn refusal_response(handler: Handler, status: u16, codes: &[&'static str]) -> Va
     json!({"description": status_text(status), "headers": headers, "content": json_content(schema)})
 }
 
-fn is_composition(handler: Handler) -> bool {
-    matches!(
-        handler,
-        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit)
-    )
+/// The status a body route's family delivers its signed could-not-measure report with, if any.
+fn unmeasured_status(handler: Handler) -> Option<u16> {
+    handler
+        .family()
+        .filter(|_| handler.reads_body())
+        .and_then(|f| f.unmeasured_status)
 }
 
 fn delivered(handler: Handler) -> Value {
@@ -77,7 +79,7 @@ fn delivered(handler: Handler) -> Value {
     if schemas::signs_in_header(handler) {
         headers.insert("Report-Signature".into(), header("base64 of {alg, key_id, sig} JSON: Ed25519 over the RFC 8785 (JCS) bytes of the body as sent"));
     }
-    if matches!(handler, Handler::Paid(_)) {
+    if matches!(handler, Handler::Paid(..)) {
         headers.insert(
             "PAYMENT-RESPONSE".into(),
             header("x402 SettleResponse, base64 JSON"),
@@ -89,7 +91,7 @@ fn delivered(handler: Handler) -> Value {
 
 /// The pack's MPP route (the contract's second rail: `Payment` HTTP auth, problem+json refusals).
 fn is_mpp(route: &Route) -> bool {
-    route.path == crate::engine::payment::mpp::PATH
+    matches!(route.handler, Handler::Paid(_, Rail::Mpp))
 }
 
 fn parameters(route: &Route) -> Value {
@@ -105,12 +107,12 @@ fn parameters(route: &Route) -> Value {
         ]);
     }
     match route.handler {
-        Handler::Paid(PaidOp::BudgetPack) => json!([
+        Handler::Paid(op, _) if op.family.key.is_contract() => json!([
             key(true, "One per operation; the payment-identifier id must equal it; retry only with the identical key, body and PAYMENT-SIGNATURE"),
             {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"},
              "description": "x402 v2 PaymentPayload, base64 JSON; without it the route answers 402 with the challenge"},
         ]),
-        Handler::Paid(_) => json!([
+        Handler::Paid(..) => json!([
             key(false, "Optional: binds the payment to this key (retry only with the identical key, body and PAYMENT-SIGNATURE); without it the challenge's memo carries a server nonce"),
             {"name": "PAYMENT-SIGNATURE", "in": "header", "required": false, "schema": {"type": "string"},
              "description": "x402 v2 PaymentPayload, base64 JSON; without it the route answers 402 with the challenge"},
@@ -124,7 +126,7 @@ fn parameters(route: &Route) -> Value {
     }
 }
 
-fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limits) -> Value {
+fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limits) -> Value {
     let mut responses = Map::new();
     match route.handler {
         Handler::Metrics => {
@@ -139,7 +141,7 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
                 json!({"description": "JSON document", "content": json_content(json!({"type": "object"}))}),
             );
         }
-        Handler::Free(_) | Handler::Paid(_) => {
+        Handler::Free(_) | Handler::Paid(..) => {
             responses.insert("200".into(), delivered(route.handler));
         }
     }
@@ -147,9 +149,9 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
     for (code, status) in schemas::refusals(route.handler) {
         by_status.entry(status).or_default().push(code);
     }
-    // The paid audit's could-not-measure report (R-7..R-9) is delivered signed with 422, unpaid.
-    if route.handler == Handler::Paid(PaidOp::CompositionAudit) {
-        by_status.entry(422).or_default();
+    // A paid op's could-not-measure report (composition's R-7..R-9) is delivered signed, unpaid.
+    if let (Handler::Paid(..), Some(status)) = (route.handler, unmeasured_status(route.handler)) {
+        by_status.entry(status).or_default();
     }
     for (status, codes) in by_status {
         responses.insert(
@@ -165,7 +167,7 @@ fn operation(route: &Route, price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limit
         "responses": responses,
         "x-access": access(route, price_of, free_limits),
     });
-    if matches!(route.handler, Handler::Paid(_)) {
+    if matches!(route.handler, Handler::Paid(..)) {
         // The shape indexers read (x402scan's OpenAPI-first discovery): a fixed USD price and the
         // protocols the route is paid with.
         let dollars = op["x-access"]["label"]
@@ -240,9 +242,9 @@ fn operation_id(route: &Route) -> String {
 
 /// The OpenAPI 3.1 document of every route in the table, with the prices and free-tier limits in
 /// force.
-pub fn openapi(price_of: &dyn Fn(PaidOp) -> u64, free_limits: Limits) -> Value {
+pub fn openapi(price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limits) -> Value {
     let mut paths = Map::new();
-    for route in ROUTES {
+    for route in routes() {
         let entry = paths
             .entry(route.path.to_owned())
             .or_insert_with(|| json!({}));
@@ -269,7 +271,7 @@ mod tests {
 
     fn document() -> Value {
         openapi(
-            &|op| op.default_price_units() + 3,
+            &|op| op.default_price_units + 3,
             Limits {
                 per_day: 11,
                 min_interval_ms: 7,
@@ -292,7 +294,7 @@ mod tests {
                 listed += 1;
             }
         }
-        assert_eq!(listed, ROUTES.len());
+        assert_eq!(listed, routes().len());
     }
 
     /// Every paid route states the price in force; every refusal code the route can give is
@@ -300,10 +302,10 @@ mod tests {
     #[test]
     fn prices_codes_and_signatures_are_the_routes_own() {
         let doc = document();
-        for route in ROUTES {
+        for route in routes() {
             let op = &doc["paths"][route.path][verb_key(route.verb)];
-            if let Handler::Paid(paid) = route.handler {
-                assert_eq!(op["x-access"]["usdc_units"], paid.default_price_units() + 3);
+            if let Handler::Paid(paid, _) = route.handler {
+                assert_eq!(op["x-access"]["usdc_units"], paid.default_price_units + 3);
                 assert!(op["requestBody"]["content"]["application/json"]["schema"].is_object());
                 let label = op["x-access"]["label"].as_str().unwrap();
                 assert_eq!(op["x-payment-info"]["price"]["amount"], label[1..]);

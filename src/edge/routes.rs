@@ -1,5 +1,9 @@
-//! The route table: the single source of truth for what the worker answers. The router dispatches
-//! on it, `GET /` lists it and `/openapi.json` is generated from it, so none of them can drift.
+//! The route table, built from the family table (`edge::family`) and the service routes: the
+//! router dispatches on it, `GET /` lists it and `/openapi.json` is generated from it, so none of
+//! them can drift.
+
+use crate::edge::family::{self, Family, PaidOp, Rail};
+use std::sync::OnceLock;
 
 /// HTTP methods the worker answers on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,100 +21,8 @@ impl Verb {
     }
 }
 
-/// The four operation families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    TokenEfficiency,
-    ContextComposition,
-    BudgetPack,
-    TokenOpt,
-}
-
-impl Family {
-    pub const ALL: [Family; 4] = [
-        Family::TokenEfficiency,
-        Family::ContextComposition,
-        Family::BudgetPack,
-        Family::TokenOpt,
-    ];
-
-    /// Path prefix and ledger/metrics label.
-    pub fn id(self) -> &'static str {
-        match self {
-            Family::TokenEfficiency => "token-efficiency",
-            Family::ContextComposition => "context-composition",
-            Family::BudgetPack => "context-budget-pack",
-            Family::TokenOpt => "token-opt",
-        }
-    }
-
-    /// Identifier of the criteria (or contract) the family is built to.
-    pub fn criteria_id(self) -> &'static str {
-        match self {
-            Family::TokenEfficiency => "token-efficiency/v1",
-            Family::ContextComposition => "context-composition/v1",
-            Family::BudgetPack => "context-budget-pack",
-            Family::TokenOpt => "token-opt/v1",
-        }
-    }
-}
-
-/// A paid operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaidOp {
-    TokenEfficiencyBudget,
-    CompositionAudit,
-    BudgetPack,
-    TokenOptLevers,
-    TokenOptToon,
-}
-
-impl PaidOp {
-    pub fn family(self) -> Family {
-        match self {
-            PaidOp::TokenEfficiencyBudget => Family::TokenEfficiency,
-            PaidOp::CompositionAudit => Family::ContextComposition,
-            PaidOp::BudgetPack => Family::BudgetPack,
-            PaidOp::TokenOptLevers | PaidOp::TokenOptToon => Family::TokenOpt,
-        }
-    }
-
-    /// Operation name as printed in the index and the ledger.
-    pub fn op(self) -> &'static str {
-        match self {
-            PaidOp::TokenEfficiencyBudget => "budget",
-            PaidOp::CompositionAudit => "audit",
-            PaidOp::BudgetPack => "pack",
-            PaidOp::TokenOptLevers => "levers",
-            PaidOp::TokenOptToon => "toon",
-        }
-    }
-
-    /// The `[vars]` entry that may override the price.
-    pub fn price_var(self) -> &'static str {
-        match self {
-            PaidOp::TokenEfficiencyBudget => "PRICE_TOKEN_EFFICIENCY_BUDGET",
-            PaidOp::CompositionAudit => "PRICE_CONTEXT_COMPOSITION_AUDIT",
-            PaidOp::BudgetPack => "PRICE_CONTEXT_BUDGET_PACK",
-            PaidOp::TokenOptLevers => "PRICE_TOKEN_OPT_LEVERS",
-            PaidOp::TokenOptToon => "PRICE_TOKEN_OPT_TOON",
-        }
-    }
-
-    /// The published price in USDC base units (6 decimals), as the criteria state it.
-    pub fn default_price_units(self) -> u64 {
-        match self {
-            PaidOp::TokenEfficiencyBudget => 20_000,
-            PaidOp::CompositionAudit => 50_000,
-            PaidOp::BudgetPack => 5_000,
-            PaidOp::TokenOptLevers => 10_000,
-            PaidOp::TokenOptToon => 5_000,
-        }
-    }
-}
-
 /// What a route does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Handler {
     Index,
     /// `/llms.txt`: the index rendered as Markdown for an agent (llmstxt.org layout).
@@ -120,10 +32,27 @@ pub enum Handler {
     WellKnownX402,
     Metrics,
     /// The family's served criteria or contract document.
-    Document(Family),
+    Document(&'static Family),
     /// The family's free check (precheck or preflight), rate-limited by the free tier.
-    Free(Family),
-    Paid(PaidOp),
+    Free(&'static Family),
+    /// A paid op on one payment rail.
+    Paid(&'static PaidOp, Rail),
+}
+
+impl Handler {
+    /// The family a route serves (None for the service routes).
+    pub fn family(self) -> Option<&'static Family> {
+        match self {
+            Handler::Document(f) | Handler::Free(f) => Some(f),
+            Handler::Paid(op, _) => Some(op.family),
+            _ => None,
+        }
+    }
+
+    /// A route that reads a request body (a free check or a paid op).
+    pub fn reads_body(self) -> bool {
+        matches!(self, Handler::Free(_) | Handler::Paid(..))
+    }
 }
 
 /// One row of the route table.
@@ -153,8 +82,8 @@ const fn post(path: &'static str, handler: Handler, summary: &'static str) -> Ro
     }
 }
 
-/// Every route the worker answers. Anything else is `404 NOT COVERED`.
-pub const ROUTES: &[Route] = &[
+/// The routes every deployment answers besides the families'.
+const SERVICE: [Route; 5] = [
     get(
         "/",
         Handler::Index,
@@ -180,76 +109,49 @@ pub const ROUTES: &[Route] = &[
         Handler::Metrics,
         "Prometheus text: counts by route and outcome only",
     ),
-    get(
-        "/token-efficiency/criteria",
-        Handler::Document(Family::TokenEfficiency),
-        "The served token-efficiency/v1 criteria",
-    ),
-    post(
-        "/token-efficiency/precheck",
-        Handler::Free(Family::TokenEfficiency),
-        "Free pre-check: signed verdict line, counts, excess, op set",
-    ),
-    post(
-        "/token-efficiency/budget",
-        Handler::Paid(PaidOp::TokenEfficiencyBudget),
-        "Paid: signed verdict, shaped payload and drop receipt",
-    ),
-    get(
-        "/context-composition/criteria",
-        Handler::Document(Family::ContextComposition),
-        "The served context-composition/v1 criteria",
-    ),
-    post(
-        "/context-composition/precheck",
-        Handler::Free(Family::ContextComposition),
-        "Free pre-check: validation and assessability disclosure",
-    ),
-    post(
-        "/context-composition/audit",
-        Handler::Paid(PaidOp::CompositionAudit),
-        "Paid: signed two-axis composition report of one session record",
-    ),
-    get(
-        "/context-budget-pack/contract",
-        Handler::Document(Family::BudgetPack),
-        "The served context-budget-pack contract",
-    ),
-    post(
-        "/context-budget-pack/preflight",
-        Handler::Free(Family::BudgetPack),
-        "Free preflight validation of a pack request",
-    ),
-    post(
-        "/v1/x402/context-budget-pack",
-        Handler::Paid(PaidOp::BudgetPack),
-        "Paid: pack evidence spans into the caller's cost budget",
-    ),
-    post(
-        crate::engine::payment::mpp::PATH,
-        Handler::Paid(PaidOp::BudgetPack),
-        "Paid over MPP (Payment auth, tempo charge, push): the same pack as the x402 route",
-    ),
-    get(
-        "/token-opt/criteria",
-        Handler::Document(Family::TokenOpt),
-        "The served token-opt/v1 criteria",
-    ),
-    post(
-        "/token-opt/levers",
-        Handler::Paid(PaidOp::TokenOptLevers),
-        "Paid: the token-reduction levers measured in exact cl100k tokens",
-    ),
-    post(
-        "/token-opt/toon",
-        Handler::Paid(PaidOp::TokenOptToon),
-        "Paid: TOON encoding, or compact JSON when TOON is not fewer tokens",
-    ),
 ];
+
+/// A family's routes: its document, its free check, then each paid op on each of its paths.
+fn family_routes(family: &'static Family) -> impl Iterator<Item = Route> {
+    let document = get(
+        family.document_path,
+        Handler::Document(family),
+        family.document_summary,
+    );
+    let free = family
+        .free
+        .as_ref()
+        .map(|free| post(free.path, Handler::Free(family), free.summary));
+    let paid = family.ops.iter().flat_map(|op| {
+        op.paths
+            .iter()
+            .map(move |p| post(p.path, Handler::Paid(op, p.rail), p.summary))
+    });
+    std::iter::once(document).chain(free).chain(paid)
+}
+
+/// Every route the worker answers. Anything else is `404 NOT COVERED`.
+pub fn routes() -> &'static [Route] {
+    static ROUTES: OnceLock<Vec<Route>> = OnceLock::new();
+    ROUTES.get_or_init(|| {
+        SERVICE
+            .into_iter()
+            .chain(family::ALL.into_iter().flat_map(family_routes))
+            .collect()
+    })
+}
 
 /// The route for `verb` + `path`, if any. Paths match exactly (no trailing-slash folding).
 pub fn find(verb: Verb, path: &str) -> Option<&'static Route> {
-    ROUTES.iter().find(|r| r.verb == verb && r.path == path)
+    routes().iter().find(|r| r.verb == verb && r.path == path)
+}
+
+/// The path a paid op is sold on over `rail`.
+pub fn paid_path(op: &PaidOp, rail: Rail) -> Option<&'static str> {
+    let route = routes()
+        .iter()
+        .find(|route| matches!(route.handler, Handler::Paid(o, on) if o == op && on == rail))?;
+    Some(route.path)
 }
 
 #[cfg(test)]
@@ -258,20 +160,70 @@ mod tests {
 
     #[test]
     fn routes_are_unique() {
-        for (i, a) in ROUTES.iter().enumerate() {
-            for b in &ROUTES[i + 1..] {
+        let routes = routes();
+        for (i, a) in routes.iter().enumerate() {
+            for b in &routes[i + 1..] {
                 assert!(!(a.verb == b.verb && a.path == b.path), "{} twice", a.path);
             }
         }
     }
 
+    /// Every family's document and free check, and every paid op on every path the table sells it
+    /// on, is routed to that op and rail by POST alone; anything else is not covered.
     #[test]
     fn every_paid_op_and_family_is_routed() {
-        for f in Family::ALL {
-            assert!(ROUTES.iter().any(|r| r.handler == Handler::Document(f)));
+        let mut paid = 0;
+        for family in family::ALL {
+            let document = find(Verb::Get, family.document_path).map(|r| r.handler);
+            assert_eq!(document, Some(Handler::Document(family)), "{}", family.id);
+            if let Some(free) = &family.free {
+                let check = find(Verb::Post, free.path).map(|r| r.handler);
+                assert_eq!(check, Some(Handler::Free(family)), "{}", free.path);
+            }
+            for op in family.ops {
+                for sold in op.paths {
+                    let route = find(Verb::Post, sold.path).map(|r| r.handler);
+                    assert_eq!(route, Some(Handler::Paid(op, sold.rail)), "{}", sold.path);
+                    assert!(find(Verb::Get, sold.path).is_none(), "{}", sold.path);
+                    paid += 1;
+                }
+            }
         }
-        assert!(find(Verb::Post, "/token-efficiency/budget").is_some());
-        assert!(find(Verb::Get, "/token-efficiency/budget").is_none());
+        let routed = routes()
+            .iter()
+            .filter(|r| matches!(r.handler, Handler::Paid(..)))
+            .count();
+        assert_eq!(routed, paid);
+        assert_eq!(paid, 6);
         assert!(find(Verb::Post, "/token-efficiency/catalogue").is_none());
+    }
+
+    /// The table's order is the published one (`GET /` and the OpenAPI document list in it).
+    #[test]
+    fn routes_keep_their_published_order() {
+        let paths: Vec<&str> = routes().iter().map(|r| r.path).collect();
+        assert_eq!(
+            paths,
+            [
+                "/",
+                "/llms.txt",
+                "/openapi.json",
+                "/.well-known/x402",
+                "/metrics",
+                "/token-efficiency/criteria",
+                "/token-efficiency/precheck",
+                "/token-efficiency/budget",
+                "/context-composition/criteria",
+                "/context-composition/precheck",
+                "/context-composition/audit",
+                "/context-budget-pack/contract",
+                "/context-budget-pack/preflight",
+                "/v1/x402/context-budget-pack",
+                "/v1/mpp/context-budget-pack",
+                "/token-opt/criteria",
+                "/token-opt/levers",
+                "/token-opt/toon",
+            ]
+        );
     }
 }

@@ -8,10 +8,11 @@
 //! as JSON Schema (draft 2020-12), no stricter than the free validation that enforces them.
 
 use crate::edge::error::EdgeError;
-use crate::edge::routes::{Family, Handler, PaidOp, Route};
+use crate::edge::family::{Body, SignatureAt};
+use crate::edge::routes::{Handler, Route};
 use crate::engine::payment::discovery::RouteListing;
 use crate::engine::payment::PaymentError;
-use crate::engine::{budget_pack, composition, token_efficiency, token_opt, ClosedError};
+use crate::engine::ClosedError;
 use serde_json::{json, Value};
 
 /// The fixed schemas and examples, kept as JSON text (`schemas.json`): data rather than `json!`
@@ -23,72 +24,52 @@ thread_local! {
 }
 
 /// One member of `schemas.json` (a unit test holds every name used here present).
-fn fixed(path: &[&str]) -> Value {
+pub(crate) fn fixed(path: &[&str]) -> Value {
     FIXED_VALUE.with(|all| path.iter().fold(all, |value, key| &value[*key]).clone())
 }
 
-/// A Solana or EVM address as the free tier's `caller` takes it.
-fn wallet() -> Value {
-    fixed(&["wallet"])
-}
-
-fn token_efficiency_request(with_caller: bool) -> Value {
+/// The token-efficiency request; the free pre-check's takes the free tier's `caller` too.
+pub(crate) fn token_efficiency_request(with_caller: bool) -> Value {
     let mut schema = fixed(&["token_efficiency_request"]);
     if with_caller {
-        schema["properties"]["caller"] = wallet();
+        schema["properties"]["caller"] = fixed(&["wallet"]);
     }
     schema
 }
 
-fn composition_request() -> Value {
-    fixed(&["composition_request"])
+/// What the table says of a body route's body: its schemas and its parser's published shape.
+struct BodyFacts {
+    request_schema: fn() -> Value,
+    request_example: fn() -> Value,
+    report_schema: Option<fn() -> Value>,
 }
 
-fn levers_request() -> Value {
-    fixed(&["levers_request"])
+impl<P> From<&Body<P>> for BodyFacts {
+    fn from(body: &Body<P>) -> Self {
+        BodyFacts {
+            request_schema: body.request_schema,
+            request_example: body.request_example,
+            report_schema: body.report_schema,
+        }
+    }
 }
 
-fn toon_request() -> Value {
-    fixed(&["toon_request"])
-}
-
-fn pack_contract() -> Value {
-    budget_pack::criteria()
+fn body_of(handler: Handler) -> Option<BodyFacts> {
+    match handler {
+        Handler::Free(family) => family.free.as_ref().map(|free| (&free.body).into()),
+        Handler::Paid(op, _) => Some((&op.body).into()),
+        _ => None,
+    }
 }
 
 /// JSON Schema of the route's request body (None for the GET routes).
 pub fn request_schema(handler: Handler) -> Option<Value> {
-    Some(match handler {
-        Handler::Free(Family::TokenEfficiency) => token_efficiency_request(true),
-        Handler::Paid(PaidOp::TokenEfficiencyBudget) => token_efficiency_request(false),
-        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
-            composition_request()
-        }
-        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
-            pack_contract()["inputSchema"].clone()
-        }
-        Handler::Paid(PaidOp::TokenOptLevers) => levers_request(),
-        Handler::Paid(PaidOp::TokenOptToon) => toon_request(),
-        _ => return None,
-    })
+    body_of(handler).map(|body| (body.request_schema)())
 }
 
 /// A request body that satisfies [`request_schema`] (None for the GET routes).
 pub fn request_example(handler: Handler) -> Option<Value> {
-    Some(match handler {
-        Handler::Free(Family::TokenEfficiency) | Handler::Paid(PaidOp::TokenEfficiencyBudget) => {
-            fixed(&["examples", "token_efficiency"])
-        }
-        Handler::Free(Family::ContextComposition) | Handler::Paid(PaidOp::CompositionAudit) => {
-            fixed(&["examples", "composition"])
-        }
-        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack) => {
-            pack_contract()["exampleInput"].clone()
-        }
-        Handler::Paid(PaidOp::TokenOptLevers) => fixed(&["examples", "levers"]),
-        Handler::Paid(PaidOp::TokenOptToon) => fixed(&["examples", "toon"]),
-        _ => return None,
-    })
+    body_of(handler).map(|body| (body.request_example)())
 }
 
 /// The `signature` member of a signed report.
@@ -98,10 +79,9 @@ pub fn signature_schema() -> Value {
 
 /// JSON Schema of the route's delivered body (2xx; also the signed could-not-measure 422).
 pub fn report_schema(handler: Handler) -> Value {
-    match handler {
-        Handler::Paid(PaidOp::BudgetPack) => pack_contract()["outputSchema"].clone(),
-        Handler::Free(Family::BudgetPack) => fixed(&["preflight_report"]),
-        _ => json!({
+    match body_of(handler).and_then(|body| body.report_schema) {
+        Some(schema) => schema(),
+        None => json!({
             "type": "object",
             "required": ["signature"],
             "properties": {"signature": signature_schema()},
@@ -110,48 +90,33 @@ pub fn report_schema(handler: Handler) -> Value {
     }
 }
 
-/// Whether the route's report is signed in the `Report-Signature` header (the pack's published
+/// Whether the route's report is signed in the `Report-Signature` header (the family's published
 /// output schema is closed) rather than in a `signature` member.
 pub fn signs_in_header(handler: Handler) -> bool {
-    matches!(
-        handler,
-        Handler::Free(Family::BudgetPack) | Handler::Paid(PaidOp::BudgetPack)
-    )
+    handler.reads_body()
+        && handler
+            .family()
+            .is_some_and(|f| f.signature == SignatureAt::Header)
 }
 
 fn closed<E: ClosedError>(errors: &[E]) -> Vec<(&'static str, u16)> {
     errors.iter().map(|e| (e.code(), e.status())).collect()
 }
 
-fn family_refusals(family: Family) -> Vec<(&'static str, u16)> {
-    match family {
-        Family::TokenEfficiency => closed(&token_efficiency::Refusal::ALL),
-        Family::ContextComposition => closed(&composition::Refusal::ALL),
-        Family::BudgetPack => closed(&budget_pack::Refusal::catalogue()),
-        Family::TokenOpt => closed(&token_opt::Refusal::ALL),
-    }
-}
-
 /// Every closed refusal `(code, HTTP status)` the route can answer with, sorted, once each.
 pub fn refusals(handler: Handler) -> Vec<(&'static str, u16)> {
-    let edge: Vec<EdgeError> = match handler {
-        // A body route: every edge error but the 404 (answered as NOT COVERED text).
-        Handler::Free(_) | Handler::Paid(_) => EdgeError::ALL
-            .into_iter()
-            .filter(|e| *e != EdgeError::NotCovered)
-            .collect(),
-        // A document route reads no body: only the configuration and runtime can fail.
-        _ => vec![EdgeError::Misconfigured, EdgeError::Internal],
+    let mut codes = if handler.reads_body() {
+        closed(&EdgeError::BODY_ROUTE)
+    } else {
+        closed(&EdgeError::DOCUMENT_ROUTE)
     };
-    let mut codes = closed(&edge);
     match handler {
         Handler::Free(family) => {
-            codes.extend(family_refusals(family));
-            codes.extend([("caller_invalid", 400), ("caller_missing", 400)]);
-            codes.extend([("free_tier_exhausted", 402), ("free_tier_too_early", 402)]);
+            codes.extend((family.refusals)());
+            codes.extend(closed(&EdgeError::FREE_CHECK));
         }
-        Handler::Paid(op) => {
-            codes.extend(family_refusals(op.family()));
+        Handler::Paid(op, _) => {
+            codes.extend((op.family.refusals)());
             codes.extend(closed(&PaymentError::ALL));
             codes.push(("payment_required", 402));
         }
@@ -194,25 +159,31 @@ pub fn listing(route: &Route) -> RouteListing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edge::routes::ROUTES;
+    use crate::edge::family;
+    use crate::edge::routes::routes;
 
     /// Each example passes the route's own free validation (the engine's parse), so the body the
     /// discovery declaration offers an agent is one the route accepts.
     #[test]
     fn every_example_passes_the_routes_free_validation() {
         let mut checked = 0;
-        for route in ROUTES {
+        for route in routes() {
             let Some(example) = request_example(route.handler) else {
                 continue;
             };
             let bytes = serde_json::to_vec(&example).unwrap();
-            if let Err(refusal) = crate::edge::families::parse(route.handler, &bytes) {
+            let parsed = match route.handler {
+                Handler::Free(family) => family.free.as_ref().map(|f| (f.body.parse)(&bytes).err()),
+                Handler::Paid(op, _) => Some((op.body.parse)(&bytes).err()),
+                _ => None,
+            };
+            if let Some(Some(refusal)) = parsed {
                 panic!("{}: {}", route.path, refusal.code());
             }
             assert!(request_schema(route.handler).is_some(), "{}", route.path);
             checked += 1;
         }
-        let posts = ROUTES
+        let posts = routes()
             .iter()
             .filter(|r| r.verb == crate::edge::routes::Verb::Post)
             .count();
@@ -239,38 +210,50 @@ mod tests {
             assert!(fixed(&["examples", name]).is_object(), "{name}");
         }
         assert!(fixed(&["signed_report_description"]).is_string());
-        let version = Value::from(composition::envelope::ENVELOPE_VERSION);
+        let version = Value::from(crate::engine::composition::envelope::ENVELOPE_VERSION);
+        let audit = Handler::Paid(&family::COMPOSITION_AUDIT, family::Rail::X402);
         assert_eq!(
-            composition_request()["properties"]["envelope_version"]["const"],
+            request_schema(audit).unwrap()["properties"]["envelope_version"]["const"],
             version
         );
-        assert_eq!(
-            request_example(Handler::Paid(PaidOp::CompositionAudit)).unwrap()["envelope_version"],
-            version
-        );
+        assert_eq!(request_example(audit).unwrap()["envelope_version"], version);
     }
 
     #[test]
     fn codes_are_closed_and_route_specific() {
         let codes = |h| -> Vec<&str> { refusals(h).into_iter().map(|(c, _)| c).collect() };
-        let levers = codes(Handler::Paid(PaidOp::TokenOptLevers));
+        let levers_route = Handler::Paid(&family::TOKEN_OPT_LEVERS, family::Rail::X402);
+        let levers = codes(levers_route);
         assert!(levers.contains(&"no_lever_requested"));
         assert!(levers.contains(&"PAYMENT_UNCERTAIN"));
-        assert!(!levers.contains(&composition::Refusal::RecordRequired.code()));
-        let precheck = codes(Handler::Free(Family::TokenEfficiency));
+        assert!(!levers.contains(&crate::engine::composition::Refusal::RecordRequired.code()));
+        let precheck = codes(Handler::Free(&family::TOKEN_EFFICIENCY));
         assert!(precheck.contains(&"free_tier_exhausted"));
         assert!(!precheck.contains(&"no_lever_requested"));
         assert!(!precheck.contains(&"not_covered"));
-        assert!(
-            refusals(Handler::Paid(PaidOp::TokenOptLevers)).contains(&("PAYMENT_UNCERTAIN", 409))
-        );
+        assert!(refusals(levers_route).contains(&("PAYMENT_UNCERTAIN", 409)));
+    }
+
+    /// Only codes some layer answers with are published: the edge reads no JSON (each family's
+    /// parser refuses a malformed body with its own code), so no edge `malformed_body` is listed
+    /// where the family has no such code.
+    #[test]
+    fn no_route_publishes_a_code_nothing_answers_with() {
+        let codes = |h| -> Vec<&str> { refusals(h).into_iter().map(|(c, _)| c).collect() };
+        for handler in [
+            Handler::Paid(&family::BUDGET_PACK_RUN, family::Rail::X402),
+            Handler::Free(&family::TOKEN_EFFICIENCY),
+            Handler::Paid(&family::TOKEN_EFFICIENCY_BUDGET, family::Rail::X402),
+        ] {
+            assert!(!codes(handler).contains(&"malformed_body"), "{handler:?}");
+        }
     }
 }
 
 #[cfg(test)]
 mod header_size {
     use super::*;
-    use crate::edge::routes::ROUTES;
+    use crate::edge::routes::routes;
     use crate::engine::payment::{
         encode_header, payment_required, PaymentConfig, MAX_PAYMENT_HEADER_BYTES,
         MAX_TRANSACTION_BASE64, SOLANA_DEVNET,
@@ -293,9 +276,9 @@ mod header_size {
         };
         let key = "k".repeat(128);
         let mut largest = 0;
-        for route in ROUTES
+        for route in routes()
             .iter()
-            .filter(|r| matches!(r.handler, Handler::Paid(_)))
+            .filter(|r| matches!(r.handler, Handler::Paid(..)))
         {
             let url = format!("https://{}.example{}", "x".repeat(200), route.path);
             let required = payment_required(

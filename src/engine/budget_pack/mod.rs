@@ -97,9 +97,6 @@ pub struct Candidate {
 /// A validated request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
-    /// Always `None`: the contract's inputSchema admits no caller member (the edge may take the free
-    /// tier's caller from elsewhere).
-    pub caller: Option<String>,
     pub sources: Vec<Source>,
     pub candidates: Vec<Candidate>,
     pub budget_units: u32,

@@ -106,7 +106,6 @@ pub fn validate(body: &[u8]) -> Result<Request, Refusal> {
     }
 
     Ok(Request {
-        caller: None,
         sources,
         candidates,
         budget_units,

@@ -23,12 +23,16 @@
 //! PAYMENT_LEASE_MS and PAY_ATTEMPTS_PER_KEY. Secret: IDEMPOTENCY_SECRET, else derived from
 //! SIGNING_KEY (the pack fingerprint's secret).
 
-use crate::edge::binding::fingerprint_secret;
-use crate::edge::facilitator::post_json;
-use crate::edge::families::{self, Refused};
+use crate::edge::engines::Runnable;
+use crate::edge::error::Refused;
+use crate::edge::family::PaidOp;
 use crate::edge::guard::{self, Command, TransitionAnswer};
-use crate::edge::payment::{guard_call, tunables};
-use crate::edge::routes::{PaidOp, Route};
+use crate::edge::payment::binding::fingerprint_secret;
+use crate::edge::payment::facilitator::post_json;
+use crate::edge::payment::settle::count_guard_gap;
+use crate::edge::payment::{tunables, PaidCall};
+use crate::edge::pipeline::paid::{record_ledger_row, run_engine, Chargeable};
+use crate::edge::pipeline::sign_for;
 use crate::edge::{config, ledger, metrics};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{Decision, RECORD_TTL_MS};
@@ -94,6 +98,7 @@ fn problem(
 
 /// One paid request on the MPP route, after free validation.
 struct Asked<'a> {
+    family_id: &'static str,
     env: &'a Env,
     config: MppConfig,
     secret: Vec<u8>,
@@ -135,18 +140,17 @@ impl Asked<'_> {
     }
 
     async fn transition(&self, command: Command) -> bool {
-        guard_call::<TransitionAnswer>(self.env, &guard::key_object(self.key), &command)
-            .await
-            .map(|a| a.ok)
-            .unwrap_or(false)
+        guard::transition(self.env, &guard::key_object(self.key), command).await
     }
 
+    /// Frees the key's claim; a guard that could not is counted (`release_unrecorded`).
     async fn release(&self, tx_hash: &str) {
-        let _ = self
+        let released = self
             .transition(Command::Release {
                 claim_key: tx_hash.to_owned(),
             })
             .await;
+        count_guard_gap(self.family_id, "release_unrecorded", released);
     }
 }
 
@@ -236,7 +240,7 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
         return asked.refuse(MppError::ChallengeExpired).map(Gate::Answer);
     }
     let tunables = tunables(asked.env);
-    let decision: Decision = match guard_call(
+    let decision: Decision = match guard::call(
         asked.env,
         &guard::key_object(asked.key),
         &Command::Begin {
@@ -304,7 +308,7 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
         }
     };
     // One transaction per challenge, recorded in the challenge's own object.
-    let used = guard_call::<TransitionAnswer>(
+    let used = guard::call::<TransitionAnswer>(
         asked.env,
         &guard::challenge_object(&bound.challenge_id),
         &Command::ChallengeUse {
@@ -357,52 +361,45 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
 
 /// The MPP pack pipeline after free validation (see the module note for the order).
 pub async fn paid(
-    route: &Route,
-    op: PaidOp,
-    req: &Request,
+    op: &'static PaidOp,
     env: &Env,
-    parsed: &families::Parsed,
+    call: &PaidCall<'_>,
     key: &str,
-    fingerprint: Option<&str>,
+    runnable: &dyn Runnable,
 ) -> std::result::Result<Response, Refused> {
-    let family = op.family();
+    let family = op.family;
     let signer = config::signer(env)?;
     let now = now_ms();
-    let outcome = families::run(parsed, now);
-    metrics::engine_latency(now_ms().saturating_sub(now));
-    let delivery = match outcome {
-        Ok(delivery) if delivery.chargeable => delivery,
+    let delivery = match run_engine(op, runnable, &signer, now)? {
+        Chargeable::Yes(delivery) => delivery,
         // Could-not-measure: delivered, signed, and never asked to be paid for.
-        Ok(unpaid) => {
-            return super::sign_for(family, unpaid.status, unpaid.report, &signer)
-                .map_err(super::internal)
-        }
-        Err(refused) => return Err(refused),
+        Chargeable::No(unpaid) => return Ok(unpaid),
     };
     let answer = |error: MppError| -> std::result::Result<Response, Refused> {
-        problem(&error, error.problem_type(), None, None).map_err(super::internal)
+        Ok(problem(&error, error.problem_type(), None, None)?)
     };
-    let config = match load_config(env, req) {
+    let config = match load_config(env, call.req) {
         Ok(config) => config,
         Err(error) => return answer(error),
     };
-    let (Some(secret), Some(fingerprint)) = (fingerprint_secret(env), fingerprint) else {
+    let (Some(secret), Some(fingerprint)) = (fingerprint_secret(env), call.fingerprint) else {
         return answer(MppError::ConfigInvalid);
     };
     let asked = Asked {
+        family_id: family.id,
         env,
         config,
         secret,
-        route_id: route.path,
+        route_id: call.route_id,
         key,
         fingerprint,
-        price: crate::edge::price_units(env, op),
+        price: call.price_units,
     };
-    let facts = match gate(req, &asked).await.map_err(super::internal)? {
+    let facts = match gate(call.req, &asked).await? {
         Gate::Answer(response) => return Ok(response),
         Gate::Paid(facts) => facts,
     };
-    metrics::payment(family.id(), "settled");
+    metrics::payment(family.id, "settled");
     let row = ledger::PaymentFacts {
         payer: facts.payer.clone(),
         ts_ms: now,
@@ -411,27 +408,14 @@ pub async fn paid(
         fee_lamports: 0,
         house: facts.house,
     };
-    if ledger::record(env, family, &row, &delivery.ledger)
-        .await
-        .is_err()
-    {
-        metrics::payment(family.id(), "ledger_failed");
-    }
+    record_ledger_row(env, op, &row, &delivery.ledger).await;
     let marked = asked
         .transition(Command::Delivered {
             claim_key: facts.tx_sig.clone(),
         })
         .await;
-    super::count_unmarked_delivery(
-        family,
-        if marked {
-            Ok(())
-        } else {
-            Err(worker::Error::RustError("not marked".into()))
-        },
-    );
-    let mut response = super::sign_for(family, delivery.status, delivery.report, &signer)
-        .map_err(super::internal)?;
+    count_guard_gap(family.id, "delivered_unmarked", marked);
+    let mut response = sign_for(family, delivery.status, delivery.report, &signer)?;
     let _ = response.headers_mut().set(
         "payment-receipt",
         &mpp::receipt_header(&facts.tx_sig, facts.settled_ms),

@@ -27,7 +27,7 @@ thread_local! {
 #[derive(Debug, Clone)]
 pub struct Facilitator {
     pub url: String,
-    auth: crate::edge::facilitator_auth::Credentials,
+    auth: crate::edge::payment::facilitator_auth::Credentials,
 }
 
 impl Facilitator {
@@ -37,7 +37,7 @@ impl Facilitator {
             .var("FACILITATOR_URL")
             .map(|v| v.to_string().trim_end_matches('/').to_owned())
             .map_err(|_| PaymentError::ConfigInvalid)?;
-        let auth = crate::edge::facilitator_auth::Credentials::from_env(env)?;
+        let auth = crate::edge::payment::facilitator_auth::Credentials::from_env(env)?;
         Ok(Facilitator { url, auth })
     }
 

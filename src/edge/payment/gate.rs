@@ -1,0 +1,217 @@
+//! The x402 payment gate, up to the engine: challenge, the rail's local checks, the wallet's attempt
+//! count, the call's record `begin` ([`claim_or_resume`], one for both rails) and `/verify`.
+
+use super::{
+    evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_attempt,
+    Asked, Claim, Gate,
+};
+use crate::edge::guard::{self, Command};
+use crate::edge::payment::binding::{challenge_bound, payment_bound};
+use crate::edge::payment::facilitator::Facilitator;
+use crate::engine::payment::binding::{Bound, CallBinding};
+use crate::engine::payment::guard::SettledFacts;
+use crate::engine::payment::idempotency::Decision;
+use crate::engine::payment::{
+    self, check_bound_payment, decode_payment_header, read_verify_response, PaymentConfig,
+    PaymentError,
+};
+use worker::{Env, Request, Result};
+
+/// One paid call as the router bound it, after free validation of its body.
+pub struct PaidCall<'a> {
+    pub req: &'a Request,
+    pub family_id: &'static str,
+    pub route_id: &'a str,
+    pub price_units: u64,
+    /// Its Idempotency-Key, or a server nonce when it sent none.
+    pub binding: &'a CallBinding,
+    /// The pack's keyed request fingerprint (None on the criteria families).
+    pub fingerprint: Option<&'a str>,
+}
+
+impl PaidCall<'_> {
+    fn asked<'b>(&'b self, fresh: Option<&'b Bound>) -> Asked<'b> {
+        Asked {
+            req: self.req,
+            route_id: self.route_id,
+            price_units: self.price_units,
+            fresh,
+        }
+    }
+}
+
+/// The payment gate of a paid route: the 402 challenge without a payment; else the payment's
+/// local checks (Solana, or EVM on an `eip155:` network), the wallet's attempt count, the call's
+/// record and the facilitator's `/verify`.
+pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
+    let refused = |error: PaymentError,
+                   config: Option<&PaymentConfig>,
+                   fresh: Option<&Bound>|
+     -> Result<Gate> {
+        refuse(error, config, call.asked(fresh), None, None).map(Gate::Refused)
+    };
+    let (config, facilitator) = match load_config(env).await {
+        Ok(loaded) => loaded,
+        Err(error) => return refused(error, None, None),
+    };
+    // The binding a fresh challenge carries (a new nonce on a keyless call).
+    let fresh = match challenge_bound(env, call.binding, call.route_id, call.price_units) {
+        Ok(bound) => bound,
+        Err(error) => return refused(error, None, None),
+    };
+    let Some(header) = call.req.headers().get("PAYMENT-SIGNATURE")? else {
+        if call.req.headers().get("X-PAYMENT")?.is_some() {
+            return refused(PaymentError::VersionUnsupported, None, None);
+        }
+        let challenge =
+            super::challenge_with(&config, call.req, call.route_id, call.price_units, &fresh);
+        return challenge.map(Gate::Challenge);
+    };
+    let refused = |error: PaymentError| refused(error, Some(&config), Some(&fresh));
+    let checked = match payment::evm::decode_payment_header(&header) {
+        Ok(Some(payload)) => evm::check(&config, call, &payload),
+        Ok(None) => decode_payment_header(&header).and_then(|payload| {
+            let bound = payment_bound(
+                env,
+                call.binding,
+                call.route_id,
+                call.price_units,
+                &payload.accepted,
+            )?;
+            let checked = check_bound_payment(&config, call.price_units, &bound, &payload)?;
+            Ok((bound, checked, None))
+        }),
+        Err(error) => Err(error),
+    };
+    let (bound, checked, evm_payment) = match checked {
+        Ok(checked) => checked,
+        Err(error) => return refused(error),
+    };
+    let tunables = tunables(env);
+    let now = now_ms();
+    if let Err(error) = wallet_attempt(env, &checked.payer, tunables.attempts_per_wallet, now).await
+    {
+        return refused(error);
+    }
+    if evm_payment.is_some() {
+        // The authorization is bound to its first call before any record is touched.
+        match evm::bind(env, call, &checked.claim_key).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let asked = call.asked(Some(&fresh));
+                let error = PaymentError::BoundElsewhere;
+                return refuse(error, Some(&config), asked, None, None).map(Gate::Replay);
+            }
+            Err(error) => return refused(error),
+        }
+    }
+    let claim = Claim {
+        route_id: call.route_id.to_owned(),
+        bound,
+        resource_url: resource_url(call.req, call.route_id),
+        price_units: call.price_units,
+        checked,
+        resumed: None,
+        config: config.clone(),
+        evm: evm_payment,
+        family_id: call.family_id,
+    };
+    let facilitator = claim.facilitator(env, facilitator);
+    let claim = match claim_or_resume(env, &facilitator, call, &fresh, claim, now).await? {
+        Begun::Fresh(claim) => claim,
+        Begun::Answered(gate) => return Ok(gate),
+    };
+    // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
+    // facilitator had just closed) is retried once before the call is refused unpaid.
+    let verdict = facilitator
+        .verify(&claim.facilitator_body())
+        .await
+        .and_then(|answer| read_verify_response(&answer));
+    if let Err(error) = verdict {
+        release(env, &claim).await;
+        return refused(error);
+    }
+    Ok(Gate::Proceed(claim))
+}
+
+/// What the call's record said to `begin`.
+enum Begun {
+    /// A new claim: verify it.
+    Fresh(Box<Claim>),
+    /// Resumed (settled earlier, or reconciled as landed), or refused: the gate's answer.
+    Answered(Gate),
+}
+
+/// Begins the attempt in the call's record and answers what the record decides, the same on both
+/// rails: a new claim goes on to `/verify`; a settled, undelivered one resumes without a second
+/// charge; one in doubt asks the chain first; every conflict is answered with its own code.
+async fn claim_or_resume(
+    env: &Env,
+    facilitator: &Facilitator,
+    call: &PaidCall<'_>,
+    fresh: &Bound,
+    mut claim: Claim,
+    now: u64,
+) -> Result<Begun> {
+    let tunables = tunables(env);
+    let begin = Command::Begin {
+        route_id: call.route_id.to_owned(),
+        fingerprint: call.fingerprint.map(str::to_owned),
+        claim_key: claim.checked.claim_key.clone(),
+        now_ms: now,
+        lease_ms: tunables.lease_ms,
+        max_attempts: tunables.attempts_per_key,
+    };
+    let config = claim.config.clone();
+    let answer = |error: PaymentError, settled: Option<&SettledFacts>, wait_ms: Option<u64>| {
+        let asked = call.asked(Some(fresh));
+        let replay = refuse(error, Some(&config), asked, settled, wait_ms).map(Gate::Replay);
+        replay.map(Begun::Answered)
+    };
+    let refused = |error: PaymentError| {
+        let asked = call.asked(Some(fresh));
+        let refusal = refuse(error, Some(&config), asked, None, None).map(Gate::Refused);
+        refusal.map(Begun::Answered)
+    };
+    let decision: Decision = match guard::call(env, &claim.bound.record, &begin).await {
+        Ok(decision) => decision,
+        Err(error) => return refused(error),
+    };
+    let seconds = PaymentError::seconds;
+    match decision {
+        // A nonce is honoured only until its expiry for a new claim (a payment already in the
+        // record keeps every retry rule after it): the fresh claim is released, nothing moved.
+        Decision::Fresh if claim.bound.expired(now / 1000) => {
+            release(env, &claim).await;
+            refused(PaymentError::NonceExpired)
+        }
+        Decision::Fresh => Ok(Begun::Fresh(Box::new(claim))),
+        Decision::Resume(facts) => {
+            claim.resumed = Some(facts);
+            Ok(Begun::Answered(Gate::Proceed(Box::new(claim))))
+        }
+        Decision::Reconcile => match reconcile::reconcile(env, &claim, facilitator).await {
+            reconcile::Reconciled::Landed(facts) => {
+                claim.resumed = Some(facts);
+                Ok(Begun::Answered(Gate::Proceed(Box::new(claim))))
+            }
+            reconcile::Reconciled::Released => refused(PaymentError::SettlementReleased),
+            reconcile::Reconciled::Unknown(error) => answer(error, None, None),
+        },
+        Decision::RouteConflict => answer(PaymentError::IdempotencyConflict, None, None),
+        Decision::InputConflict => answer(PaymentError::RetryInputInvalid, None, None),
+        Decision::ProofConflict => answer(PaymentError::ProofConflict, None, None),
+        Decision::InProgress { retry_after_ms } => {
+            answer(PaymentError::InProgress, None, Some(retry_after_ms))
+        }
+        Decision::Delivered(facts) => answer(PaymentError::Replayed, Some(&facts), None),
+        Decision::TooEarly { retry_after_ms } => {
+            let retry_after_s = seconds(retry_after_ms);
+            answer(PaymentError::RetryTooEarly { retry_after_s }, None, None)
+        }
+        Decision::RateLimited { retry_after_ms } => {
+            let retry_after_s = seconds(retry_after_ms);
+            answer(PaymentError::RateLimited { retry_after_s }, None, None)
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! x402 v2 on a paid route, the I/O half: reads the configuration from `[vars]`, asks the
+//! facilitator for its fee payer (`/supported`, cached), answers the challenge, runs the engine's
+//! local checks, counts the attempt for the wallet, begins the attempt in the call's idempotency
+//! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
+//! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
+//! settles with the facilitator (`payment::facilitator`), reconciles a settlement in doubt with the
+//! chain (`payment::reconcile`), and records delivery.
+//!
+//! Files: this one holds the claim, the configuration and the answers; `gate` the gate up to the
+//! engine, `settle` everything after it, `evm` the EVM rail's own steps, `reconcile` the chain.
+//!
+//! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
+//! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
+//! `/verify` → [engine runs] → record `settling` → `/settle` (timed) → record `settled` or
+//! `uncertain` → [ledger row] → `delivered`. Nothing moves before `settling` is written, so a
+//! refusal before it consumes nothing and says so; after it, an unknown outcome is
+//! PAYMENT_UNCERTAIN (409, Retry-After), never "not consumed", and the next retry with the same
+//! key and proof asks the chain (`engine::payment::reconcile`) before anything else.
+//!
+//! Env vars: NETWORK, USDC_MINT, PAY_TO, FACILITATOR_URL, MAX_TIMEOUT_SECONDS,
+//! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty), SOLANA_RPC_URL
+//! (reconciliation; without it an uncertain payment is only ever re-submitted, never released),
+//! PAYMENT_LEASE_MS, SETTLE_TIMEOUT_MS, PAY_ATTEMPTS_PER_KEY, PAY_ATTEMPTS_PER_WALLET (per minute),
+//! PAYMENT_NONCE_TTL_SECONDS (life of a keyless challenge's nonce, default 300).
+//! Secrets: IDEMPOTENCY_SECRET (optional; else derived from SIGNING_KEY; keys the pack's
+//! fingerprint and the nonce tokens, each under its own label). Durable Object binding:
+//! PAYMENT_GUARD (class PaymentGuard).
+
+pub mod binding;
+pub mod evm;
+pub mod facilitator;
+pub mod facilitator_auth;
+pub mod gate;
+pub mod mpp;
+pub mod reconcile;
+pub mod settle;
+
+pub use gate::{gate, PaidCall};
+pub use settle::{delivered, release, settle};
+
+use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::payment::binding::challenge_bound;
+use crate::edge::payment::facilitator::Facilitator;
+use crate::engine::payment::binding::{Bound, CallBinding};
+use crate::engine::payment::evm::CheckedEvmPayment;
+use crate::engine::payment::reconcile::SettleVerdict;
+use crate::engine::payment::{
+    self, facilitator_request, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
+};
+use crate::engine::ClosedError;
+use serde_json::{json, Value};
+use worker::{Date, Env, Headers, Request, Response, Result};
+
+/// Default lease of a claim: verify + engine + settle must fit in it.
+const DEFAULT_LEASE_MS: u64 = 120_000;
+/// Default time a `/settle` answer is waited for before the payment is uncertain.
+const DEFAULT_SETTLE_TIMEOUT_MS: u64 = 45_000;
+/// Default payment attempts per minute per Idempotency-Key and per wallet.
+const DEFAULT_ATTEMPTS_PER_KEY: u64 = 30;
+const DEFAULT_ATTEMPTS_PER_WALLET: u64 = 120;
+pub use crate::edge::payment::binding::{pack_fingerprint, RELEASE_VERSION};
+
+/// What the router does next.
+pub enum Gate {
+    /// 402 with `PAYMENT-REQUIRED`: no payment was presented.
+    Challenge(Response),
+    /// The payment was refused before anything moved (the body says it was not consumed).
+    Refused(Response),
+    /// 409: already delivered, being processed, or bound to another route or key.
+    Replay(Response),
+    /// Checked, claimed and verified (or settled earlier and resumable): run the engine.
+    /// (Boxed: a claim is much larger than a Response handle.)
+    Proceed(Box<Claim>),
+}
+
+/// A claimed payment, carried from `gate` to `settle` / `delivered` / `release`.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub route_id: String,
+    /// How the call is bound: its memo, its guard record, the identifier sent to the facilitator.
+    pub bound: Bound,
+    /// The route's resource URL as the challenge stated it (forwarded to the facilitator).
+    pub resource_url: String,
+    pub price_units: u64,
+    pub checked: CheckedPayment,
+    /// Set when this payment was settled by an earlier attempt that never delivered.
+    pub resumed: Option<SettledFacts>,
+    pub(crate) config: PaymentConfig,
+    /// An EVM payment (`payment::evm`); `checked` then carries its claim key, payer and amount.
+    pub(crate) evm: Option<Box<CheckedEvmPayment>>,
+    /// The family label its metrics count under.
+    pub(crate) family_id: &'static str,
+}
+
+/// The rail-specific facts of a claim, read here only: everything else is the same on both.
+impl Claim {
+    /// The claim (hex SHA-256 of the transaction message, or the EVM authorization's identity).
+    pub fn claim_key(&self) -> &str {
+        &self.checked.claim_key
+    }
+
+    /// The network the payment is on.
+    pub(crate) fn network(&self) -> &str {
+        match self.evm.as_deref() {
+            Some(evm) => &evm.offer.network,
+            None => &self.config.network,
+        }
+    }
+
+    /// The `/verify` and `/settle` request for this payment, with our own challenge.
+    pub(crate) fn facilitator_body(&self) -> Value {
+        match self.evm.as_deref() {
+            Some(evm) => {
+                let identifier =
+                    Some(self.bound.identifier_id.as_str()).filter(|id| !id.is_empty());
+                payment::evm::facilitator_request(evm, identifier, &challenge_of(self))
+            }
+            None => facilitator_request(
+                &self.checked,
+                &self.bound.identifier_id,
+                &challenge_of(self),
+            ),
+        }
+    }
+
+    /// What a `/settle` answer says happened.
+    pub(crate) fn settle_verdict(&self, answer: &[u8]) -> SettleVerdict {
+        match self.evm {
+            Some(_) => payment::evm::settle_verdict(answer),
+            None => payment::reconcile::settle_verdict(answer),
+        }
+    }
+
+    /// The facilitator this payment goes to (`EVM_FACILITATOR_URL` for an EVM payment when set).
+    pub(crate) fn facilitator(&self, env: &Env, configured: Facilitator) -> Facilitator {
+        match self.evm {
+            Some(_) => evm::evm_facilitator(env, &configured),
+            None => configured,
+        }
+    }
+
+    /// The settlement facts once the payment landed as `tx_sig` (an EVM payment's fee is 0: the
+    /// facilitator pays the gas).
+    pub(crate) fn landed(&self, tx_sig: String) -> SettledFacts {
+        SettledFacts {
+            tx_sig,
+            payer: self.checked.payer.clone(),
+            fee_lamports: self.checked.fee_lamports,
+            house: self.checked.house,
+            settled_ms: now_ms(),
+        }
+    }
+}
+
+/// The payment settings read per request (each with a default).
+pub(crate) struct Tunables {
+    pub(crate) lease_ms: u64,
+    pub(crate) settle_timeout_ms: u64,
+    pub(crate) attempts_per_key: u32,
+    pub(crate) attempts_per_wallet: u32,
+}
+
+pub(crate) fn tunables(env: &Env) -> Tunables {
+    let get = |name: &str, default: u64| crate::edge::config::var_u64(env, name, default);
+    Tunables {
+        lease_ms: get("PAYMENT_LEASE_MS", DEFAULT_LEASE_MS).max(1_000),
+        settle_timeout_ms: get("SETTLE_TIMEOUT_MS", DEFAULT_SETTLE_TIMEOUT_MS).max(1_000),
+        attempts_per_key: get("PAY_ATTEMPTS_PER_KEY", DEFAULT_ATTEMPTS_PER_KEY).clamp(1, 10_000)
+            as u32,
+        attempts_per_wallet: get("PAY_ATTEMPTS_PER_WALLET", DEFAULT_ATTEMPTS_PER_WALLET)
+            .clamp(1, 100_000) as u32,
+    }
+}
+
+/// A settled payment: the ledger's payment columns and the `PAYMENT-RESPONSE` header value.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    pub payer: String,
+    pub tx_sig: String,
+    pub fee_lamports: u64,
+    pub house: bool,
+    pub price_units: u64,
+    /// True when this delivery resumed an earlier settlement (no second charge).
+    pub resumed: bool,
+    pub payment_response_header: String,
+}
+
+fn var(env: &Env, name: &str) -> std::result::Result<String, PaymentError> {
+    env.var(name)
+        .map(|v| v.to_string())
+        .map_err(|_| PaymentError::ConfigInvalid)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    Date::now().as_millis()
+}
+
+/// Closed JSON body of a payment refusal: `{code, message, <figures>, payment}`, where `payment`
+/// says what happened to the money in words that are true for the refusal: "not verified, not
+/// consumed" only where nothing can have moved; "uncertain…" or "released…" after a settle in
+/// doubt; absent on the 409/429 conflicts (their messages say nothing was charged).
+pub fn refusal_body(error: &PaymentError, consumed: bool) -> Value {
+    let untouched = !consumed && error.status() != 409 && error.status() != 429;
+    let mut body = crate::edge::respond::refusal_body(error, untouched);
+    let said = match error {
+        PaymentError::Uncertain { .. } => Some("uncertain: submitted, outcome not known yet"),
+        PaymentError::SettlementReleased => Some("released: did not land, not consumed"),
+        _ if consumed => Some("settled"),
+        _ => None,
+    };
+    if let Some(said) = said {
+        body["payment"] = Value::from(said);
+    }
+    body
+}
+
+pub(crate) fn json_response(
+    status: u16,
+    body: &Value,
+    headers: &[(&str, String)],
+) -> Result<Response> {
+    let out = Headers::new();
+    out.set("content-type", "application/json")?;
+    out.set("cache-control", "no-store")?;
+    for (name, value) in headers {
+        out.set(name, value)?;
+    }
+    Ok(Response::from_bytes(body.to_string().into_bytes())?
+        .with_status(status)
+        .with_headers(out))
+}
+
+/// The paid route's resource URL: this request's origin + the route's path (`route_id`), never a
+/// query; a free check's spent allowance names the paid route it upgrades to, not its own path.
+pub(crate) fn resource_url(req: &Request, route_id: &str) -> String {
+    match req.url() {
+        Ok(url) => format!("{}{}", url.origin().ascii_serialization(), route_id),
+        Err(_) => String::new(),
+    }
+}
+
+/// What the paid route publishes for discovery (its description and `bazaar` declaration).
+fn listing(route_id: &str) -> payment::discovery::RouteListing {
+    let route = crate::edge::routes::find(crate::edge::routes::Verb::Post, route_id);
+    match route {
+        Some(route) => crate::edge::schemas::listing(route),
+        None => payment::discovery::RouteListing {
+            description: format!("context-meter {route_id}"),
+            method: "POST",
+            body_schema: json!({"type": "object"}),
+            body_example: json!({}),
+            output_schema: json!({"type": "object"}),
+            headers: Vec::new(),
+        },
+    }
+}
+
+/// Our own challenge for a claim (no error): the `resource` and `extensions` the facilitator is
+/// sent with the payment.
+pub(crate) fn challenge_of(claim: &Claim) -> Value {
+    payment::payment_required_for(
+        &claim.config,
+        claim.price_units,
+        &claim.bound,
+        &claim.resource_url,
+        &listing(&claim.route_id),
+        None,
+    )
+}
+
+/// The payment configuration from `[vars]` plus the facilitator's fee payer.
+pub async fn load_config(
+    env: &Env,
+) -> std::result::Result<(PaymentConfig, Facilitator), PaymentError> {
+    let network = var(env, "NETWORK")?;
+    let facilitator = Facilitator::from_env(env)?;
+    let number = |name: &str| -> std::result::Result<u64, PaymentError> {
+        var(env, name)?
+            .trim()
+            .parse()
+            .map_err(|_| PaymentError::ConfigInvalid)
+    };
+    let (evm_house, house_wallets): (Vec<String>, Vec<String>) = var(env, "HOUSE_WALLETS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .partition(|w| payment::evm::is_evm_address(w));
+    let evm = evm::load_config(env, number("MAX_TIMEOUT_SECONDS")?, &evm_house)?;
+    let fee_payer = facilitator.fee_payer(&network).await?;
+    let config = PaymentConfig {
+        network,
+        asset: var(env, "USDC_MINT")?,
+        pay_to: var(env, "PAY_TO")?,
+        max_timeout_seconds: number("MAX_TIMEOUT_SECONDS")?,
+        fee_payer,
+        cu_price_cap_microlamports: number("CU_PRICE_CAP_MICROLAMPORTS")?,
+        house_wallets,
+        evm,
+    };
+    config.validate()?;
+    Ok((config, facilitator))
+}
+
+/// Counts one payment attempt of the paying wallet in that wallet's own object (every rail):
+/// Err(RateLimited) past `max_attempts` a minute, Err(StateUnavailable) when the object is.
+pub(crate) async fn wallet_attempt(
+    env: &Env,
+    payer: &str,
+    max_attempts: u32,
+    now_ms: u64,
+) -> std::result::Result<(), PaymentError> {
+    let command = Command::WalletAttempt {
+        now_ms,
+        max_attempts,
+    };
+    let wallet: TransitionAnswer = guard::call(env, &guard::wallet_object(payer), &command).await?;
+    if wallet.ok {
+        return Ok(());
+    }
+    Err(PaymentError::RateLimited {
+        retry_after_s: PaymentError::seconds(wallet.retry_after_ms.unwrap_or(1_000)),
+    })
+}
+
+/// A state transition of the claim's own record: true when the guard applied it.
+pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
+    guard::transition(env, &claim.bound.record, command).await
+}
+
+/// The request a payment answer is for, and the binding a fresh challenge for it carries.
+#[derive(Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    pub(crate) req: &'a Request,
+    pub(crate) route_id: &'a str,
+    pub(crate) price_units: u64,
+    pub(crate) fresh: Option<&'a Bound>,
+}
+
+/// A refusal as the client sees it: 402 refusals carry a fresh `PAYMENT-REQUIRED` (with the code
+/// in `error`) so the client can pay again correctly; Retry-After where the refusal has one
+/// (`retry_after_ms` overrides the refusal's own); the original `PAYMENT-RESPONSE` where `settled`
+/// is given; others the closed body only.
+pub(crate) fn refuse(
+    error: PaymentError,
+    config: Option<&PaymentConfig>,
+    asked: Asked,
+    settled: Option<&SettledFacts>,
+    retry_after_ms: Option<u64>,
+) -> Result<Response> {
+    let mut headers = Vec::new();
+    if let (402, Some(config), Some(fresh)) = (error.status(), config, asked.fresh) {
+        let required = payment::payment_required_for(
+            config,
+            asked.price_units,
+            fresh,
+            &resource_url(asked.req, asked.route_id),
+            &listing(asked.route_id),
+            Some(error.code()),
+        );
+        headers.push(("PAYMENT-REQUIRED", payment::encode_header(&required)));
+    }
+    let seconds = retry_after_ms
+        .map(PaymentError::seconds)
+        .or(error.retry_after_s());
+    if let Some(seconds) = seconds {
+        headers.push(("Retry-After", seconds.to_string()));
+    }
+    if let (Some(facts), Some(config)) = (settled, config) {
+        headers.push((
+            "PAYMENT-RESPONSE",
+            payment::payment_response_header(&config.network, &facts.payer, Some(&facts.tx_sig)),
+        ));
+    }
+    json_response(error.status(), &refusal_body(&error, false), &headers)
+}
+
+fn challenge_with(
+    config: &PaymentConfig,
+    req: &Request,
+    route_id: &str,
+    price_units: u64,
+    bound: &Bound,
+) -> Result<Response> {
+    let required = payment::payment_required_for(
+        config,
+        price_units,
+        bound,
+        &resource_url(req, route_id),
+        &listing(route_id),
+        None,
+    );
+    let retry = if bound.expires_s.is_some() {
+        "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 (its memo binds this call) and retry the same request with PAYMENT-SIGNATURE."
+    } else {
+        "This route is paid: pay the PAYMENT-REQUIRED challenge with x402 v2 and retry with the same Idempotency-Key."
+    };
+    // The flat refusal shape every other refusal has (`{code, message, <figures>}`).
+    let body = json!({
+        "code": "payment_required",
+        "message": retry,
+        "price_units": price_units,
+    });
+    json_response(
+        402,
+        &body,
+        &[("PAYMENT-REQUIRED", payment::encode_header(&required))],
+    )
+}
+
+/// The 402 challenge of a paid route on its own (e.g. when a free allowance is exhausted): the
+/// same answer `gate` gives a call without payment. Refuses an invalid Idempotency-Key (400).
+pub async fn challenge(
+    req: &Request,
+    env: &Env,
+    route_id: &str,
+    price_units: u64,
+    binding: &CallBinding,
+) -> Result<Response> {
+    let asked = Asked {
+        req,
+        route_id,
+        price_units,
+        fresh: None,
+    };
+    let config = match load_config(env).await {
+        Ok((config, _)) => config,
+        Err(error) => return refuse(error, None, asked, None, None),
+    };
+    match challenge_bound(env, binding, route_id, price_units) {
+        Ok(bound) => challenge_with(&config, req, route_id, price_units, &bound),
+        Err(error) => refuse(error, None, asked, None, None),
+    }
+}

@@ -1,0 +1,151 @@
+//! After the engine: settle a claimed payment (both rails), record its delivery, or release it.
+//! A guard that cannot record a delivery or a release is counted in the metrics, never dropped.
+
+use super::{json_response, now_ms, reconcile, refusal_body, transition, tunables, Claim, Settled};
+use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::metrics;
+use crate::edge::payment::facilitator::Facilitator;
+use crate::engine::payment::guard::SettledFacts;
+use crate::engine::payment::reconcile::SettleVerdict;
+use crate::engine::payment::{self, PaymentError};
+use crate::engine::ClosedError;
+use worker::{Env, Response, ResponseBuilder};
+
+/// Settles a claimed payment after the engine produced a chargeable result. A resumed claim
+/// returns its earlier settlement (no second charge). `settling` is recorded before `/settle` is
+/// called. Landed → Ok. Refused by the facilitator before signing, or definitely failed on chain →
+/// 402 (released, nothing charged). Pending, a failed connection, a timeout, or any other answer →
+/// the chain is asked at once; still unknown → 409 PAYMENT_UNCERTAIN with Retry-After, claim kept.
+pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Response> {
+    let network = claim.network().to_owned();
+    let settled = |facts: &SettledFacts, resumed: bool| Settled {
+        payer: facts.payer.clone(),
+        tx_sig: facts.tx_sig.clone(),
+        fee_lamports: facts.fee_lamports,
+        house: facts.house,
+        price_units: claim.price_units,
+        resumed,
+        payment_response_header: payment::payment_response_header(
+            &network,
+            &facts.payer,
+            Some(&facts.tx_sig),
+        ),
+    };
+    if let Some(facts) = &claim.resumed {
+        return Ok(settled(facts, true));
+    }
+    let failure = |error: PaymentError| -> Response {
+        let mut headers = Vec::new();
+        if error.status() == 402 {
+            let header = payment::payment_response_header(&network, &claim.checked.payer, None);
+            headers.push(("PAYMENT-RESPONSE", header));
+        }
+        if let Some(seconds) = error.retry_after_s() {
+            headers.push(("Retry-After", seconds.to_string()));
+        }
+        json_response(error.status(), &refusal_body(&error, false), &headers)
+            .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
+    };
+    let facilitator = match Facilitator::from_env(env) {
+        Ok(configured) => claim.facilitator(env, configured),
+        Err(error) => {
+            release(env, claim).await;
+            return Err(failure(error));
+        }
+    };
+    let tunables = tunables(env);
+    // Nothing moves before this is written; if it cannot be written, nothing is submitted.
+    let settling = Command::Settling {
+        claim_key: claim.claim_key().to_owned(),
+        now_ms: now_ms(),
+        lease_ms: tunables.lease_ms,
+    };
+    let marked = guard::call::<TransitionAnswer>(env, &claim.bound.record, &settling).await;
+    if !matches!(marked, Ok(TransitionAnswer { ok: true, .. })) {
+        release(env, claim).await;
+        return Err(failure(PaymentError::StateUnavailable));
+    }
+    let verdict = match facilitator
+        .settle_within(&claim.facilitator_body(), tunables.settle_timeout_ms)
+        .await
+    {
+        Ok(answer) => claim.settle_verdict(&answer),
+        // Our credentials were refused: nothing was submitted; released, 503, nothing charged.
+        Err(Some(error)) => {
+            release(env, claim).await;
+            return Err(failure(error));
+        }
+        Err(None) => SettleVerdict::Unknown,
+    };
+    let landed = match verdict {
+        SettleVerdict::Landed { tx_sig } => {
+            let facts = claim.landed(tx_sig);
+            // The money moved: record it; a guard failure here must not hide the settlement.
+            let command = Command::Settled {
+                claim_key: claim.claim_key().to_owned(),
+                facts: facts.clone(),
+            };
+            if !transition(env, claim, command).await {
+                worker::console_error!("payment guard: settled state not recorded");
+            }
+            facts
+        }
+        SettleVerdict::NotSent => {
+            release(env, claim).await;
+            return Err(failure(PaymentError::SettlementFailed));
+        }
+        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, &facilitator).await {
+            reconcile::Reconciled::Landed(facts) => facts,
+            reconcile::Reconciled::Released => {
+                return Err(failure(PaymentError::SettlementReleased))
+            }
+            reconcile::Reconciled::Unknown(error) => return Err(failure(error)),
+        },
+    };
+    Ok(settled(&landed, false))
+}
+
+/// Records delivery: from now on the same payment is answered 409 with its PAYMENT-RESPONSE. The
+/// payer has the result either way; a guard that could not mark it leaves the claim
+/// settled-undelivered (a retry resumes it), and the gap is counted as `delivered_unmarked`.
+pub async fn delivered(env: &Env, claim: &Claim) {
+    let command = Command::Delivered {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    let marked = transition(env, claim, command).await;
+    count_guard_gap(claim.family_id, "delivered_unmarked", marked);
+}
+
+/// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was
+/// settled, keeps the settlement and lets the same payment resume at once. A guard that could not
+/// record it leaves the claim to its lease, and the gap is counted as `release_unrecorded`.
+pub async fn release(env: &Env, claim: &Claim) {
+    let command = Command::Release {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    let released = transition(env, claim, command).await;
+    count_guard_gap(claim.family_id, "release_unrecorded", released);
+}
+
+/// Counts a guard transition that did not happen under `what` (closed labels, no payload).
+pub(crate) fn count_guard_gap(family_id: &'static str, what: &'static str, recorded: bool) {
+    if !recorded {
+        metrics::payment(family_id, what);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guard_transition_that_did_not_happen_is_counted() {
+        for what in ["delivered_unmarked", "release_unrecorded"] {
+            let line = format!("cm_payments_total{{family=\"token-opt\",result=\"{what}\"}}");
+            count_guard_gap("token-opt", what, true);
+            assert!(!metrics::render().contains(&line), "{what}");
+            count_guard_gap("token-opt", what, false);
+            assert!(metrics::render().contains(&format!("{line} 1")), "{what}");
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! A paid call: intake and free validation, the call's binding (and the pack's keyed body
+//! fingerprint), then its rail: x402 here (payment gate → engine → settle only a chargeable result
+//! → ledger row → delivered → 200 with `PAYMENT-RESPONSE`), or MPP (`payment::mpp`). Anything not
+//! delivered releases the claim; nothing is settled for it.
+
+use super::{apart, intake, now_ms, price_units, sign_for};
+use crate::edge::engines::Runnable;
+use crate::edge::error::{EdgeError, Refused};
+use crate::edge::family::{KeyRule, PaidOp, Rail};
+use crate::edge::payment::binding;
+use crate::edge::payment::mpp;
+use crate::edge::payment::{self, Gate, PaidCall};
+use crate::edge::routes::Route;
+use crate::edge::{config, ledger, metrics};
+use crate::engine::payment::binding::CallBinding;
+use crate::engine::sign::ReportSigner;
+use crate::engine::Delivery;
+use worker::{Env, Request, Response};
+
+/// A paid route (`Handler::Paid`).
+pub async fn call(
+    route: &'static Route,
+    op: &'static PaidOp,
+    rail: Rail,
+    mut req: Request,
+    env: &Env,
+) -> Result<Response, Refused> {
+    let body = apart(intake::read(&op.body, &mut req)).await?;
+    let runnable = (op.body.parse)(&body)?;
+    let family = op.family;
+    let binding = intake::call_binding(family.key, &req)?;
+    // The pack's contract asks for INVALID_RETRY_INPUT on a changed body: a keyed HMAC of
+    // (release, route, body) goes into the key's record. The criteria families keep nothing.
+    let fingerprint = match family.key {
+        KeyRule::Contract(_) => Some(
+            binding::pack_fingerprint(env, route.path, &body).ok_or(EdgeError::Misconfigured)?,
+        ),
+        KeyRule::Optional => None,
+    };
+    drop(body);
+    let call = PaidCall {
+        req: &req,
+        family_id: family.id,
+        route_id: route.path,
+        price_units: price_units(env, op),
+        binding: &binding,
+        fingerprint: fingerprint.as_deref(),
+    };
+    match rail {
+        Rail::X402 => apart(x402(op, env, &call, &*runnable)).await,
+        Rail::Mpp => {
+            // The contract's second rail: same validation, engine and delivery; MPP payment.
+            let CallBinding::IdempotencyKey { key, .. } = &binding else {
+                return Err(EdgeError::IdempotencyKeyInvalid.into());
+            };
+            apart(mpp::paid(op, env, &call, key, &*runnable)).await
+        }
+    }
+}
+
+/// The x402 pipeline after free validation.
+async fn x402(
+    op: &'static PaidOp,
+    env: &Env,
+    call: &PaidCall<'_>,
+    runnable: &dyn Runnable,
+) -> Result<Response, Refused> {
+    let family = op.family;
+    let signer = config::signer(env)?;
+    let claim = match payment::gate(env, call).await? {
+        Gate::Challenge(r) | Gate::Refused(r) | Gate::Replay(r) => return Ok(r),
+        Gate::Proceed(claim) => claim,
+    };
+    let now = now_ms();
+    let delivery = match run_engine(op, runnable, &signer, now) {
+        Ok(Chargeable::Yes(delivery)) => delivery,
+        // Nothing to charge for: the claim is released, the answer given as it is.
+        Ok(Chargeable::No(unpaid)) => {
+            payment::release(env, &claim).await;
+            return Ok(unpaid);
+        }
+        Err(refused) => {
+            payment::release(env, &claim).await;
+            return Err(refused);
+        }
+    };
+    let settled = match payment::settle(env, &claim).await {
+        Ok(settled) => settled,
+        Err(response) => {
+            let outcome = if response.status_code() == 409 {
+                "uncertain"
+            } else {
+                "failed"
+            };
+            metrics::payment(family.id, outcome);
+            return Ok(response);
+        }
+    };
+    metrics::payment(
+        family.id,
+        if settled.resumed {
+            "resumed"
+        } else {
+            "settled"
+        },
+    );
+    let facts = ledger::PaymentFacts {
+        payer: settled.payer.clone(),
+        ts_ms: now,
+        price_usdc_units: settled.price_units,
+        tx_sig: settled.tx_sig.clone(),
+        fee_lamports: settled.fee_lamports,
+        house: settled.house,
+    };
+    record_ledger_row(env, op, &facts, &delivery.ledger).await;
+    payment::delivered(env, &claim).await;
+    let mut response = sign_for(family, delivery.status, delivery.report, &signer)?;
+    let _ = response
+        .headers_mut()
+        .set("payment-response", &settled.payment_response_header);
+    Ok(response)
+}
+
+/// What the engine produced for a paid call.
+pub(crate) enum Chargeable {
+    /// A result to charge for: settle, then deliver it.
+    Yes(Delivery),
+    /// Could-not-measure: delivered, signed, and never charged.
+    No(Response),
+}
+
+/// Runs the engine (its wall time observed): a chargeable result, the signed unchargeable answer,
+/// or the engine's refusal.
+pub(crate) fn run_engine(
+    op: &PaidOp,
+    runnable: &dyn Runnable,
+    signer: &ReportSigner,
+    now: u64,
+) -> Result<Chargeable, Refused> {
+    let outcome = runnable.run(now);
+    metrics::engine_latency(now_ms().saturating_sub(now));
+    match outcome? {
+        delivery if delivery.chargeable => Ok(Chargeable::Yes(delivery)),
+        unpaid => sign_for(op.family, unpaid.status, unpaid.report, signer).map(Chargeable::No),
+    }
+}
+
+/// Writes the delivered call's ledger row. The payer has paid: the result is delivered even when
+/// the row cannot be written, and the gap shows in the metrics.
+pub(crate) async fn record_ledger_row(
+    env: &Env,
+    op: &PaidOp,
+    facts: &ledger::PaymentFacts,
+    columns: &[(&'static str, crate::engine::LedgerValue)],
+) {
+    if ledger::record(env, op.family, facts, columns)
+        .await
+        .is_err()
+    {
+        metrics::payment(op.family.id, "ledger_failed");
+    }
+}
