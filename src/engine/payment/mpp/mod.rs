@@ -1,7 +1,7 @@
 //! MPP, the pure half: the "Payment" HTTP authentication scheme (draft-httpauth-payment) with
 //! method `tempo`, intent `charge` (draft-tempo-charge), push mode only — the payer broadcasts a
 //! TIP-20 `transferWithMemo` and presents its hash; the worker checks the receipt through a
-//! Tempo JSON-RPC (`chain`). The edge half is `edge::mpp`.
+//! Tempo JSON-RPC (`chain`). The edge half is `edge::payment::mpp`.
 //!
 //! Wire format (as the stock `mppx` 0.11 client reads and writes it):
 //! - challenge: `WWW-Authenticate: Payment id="…", realm="…", method="tempo", intent="charge",
