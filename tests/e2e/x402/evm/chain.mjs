@@ -20,7 +20,7 @@ export const CHAIN_ID = 84532;
 export const USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
 export const TOKEN_NAME = "USDC";
 export const TOKEN_VERSION = "2";
-const ANVIL = fileURLToPath(new URL("../../../node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil", import.meta.url));
+const ANVIL = fileURLToPath(new URL("../../../../node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil", import.meta.url));
 const SOURCE = fileURLToPath(new URL("./UsdcLike.sol", import.meta.url));
 
 // anvil's default mnemonic accounts 0–5 ("test test … junk"), public test keys.
