@@ -7,7 +7,7 @@
 //                    free prechecks — NOT a substitute for the paid budget row;
 //   te-budget-cap    the paid budget op on the cap-* cases, each request with its own Idempotency-Key
 //                    and its own payment, crafted before the row by the official x402 client against
-//                    the local Solana VM and settled by the local facilitator (tests/x402);
+//                    the local Solana VM and settled by the local facilitator (tests/e2e/x402);
 //   cc-audit-1mib    the paid audit of one 1,048,576-byte session record (3,000+ messages), same.
 // Every Nth 2xx answer of a row is kept and checked after the row (so checking never slows the
 // driver): Ed25519 signature (corpus/verify.mjs) and the figures against independent oracles — the
@@ -35,8 +35,8 @@ import { createInterface } from 'node:readline';
 import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
 import { startWorker, d1, ROOT } from '../tests/e2e/lib/worker.mjs';
-import { rpc, tokenBalance, paymentRequired, toBase64Json } from '../tests/x402/stack.mjs';
-import { createPaymentHeader } from '../tests/x402/client.mjs';
+import { rpc, tokenBalance, paymentRequired, toBase64Json } from '../tests/e2e/x402/stack.mjs';
+import { createPaymentHeader } from '../tests/e2e/x402/client.mjs';
 import { verifyReport } from '../corpus/verify.mjs';
 import { base58Encode, count as gptTokens } from '../corpus/token-efficiency/oracle.mjs';
 import * as composition from '../corpus/context-composition/reference.mjs';
@@ -476,10 +476,10 @@ async function main() {
   for (const port of [PORT, PORT + 1, PORT + 2]) {
     if (!(await portIsFree(port))) throw new Error(`port ${port} is in use (set LOAD_PORT)`);
   }
-  stack.svm = await startScript('svm', join(ROOT, 'tests', 'x402', 'svm', 'server.mjs'), ['--port', String(PORT + 1)]);
+  stack.svm = await startScript('svm', join(ROOT, 'tests', 'e2e', 'x402', 'svm', 'server.mjs'), ['--port', String(PORT + 1)]);
   stack.svm.url = stack.svm.ready;
   const keepAlive = FACILITATOR_KEEPALIVE_MS > 0 ? ['--keep-alive-ms', String(FACILITATOR_KEEPALIVE_MS)] : [];
-  stack.facilitator = await startScript('facilitator', join(ROOT, 'tests', 'x402', 'facilitator.mjs'), ['--port', String(PORT + 2), '--rpc', stack.svm.url, ...keepAlive]);
+  stack.facilitator = await startScript('facilitator', join(ROOT, 'tests', 'e2e', 'x402', 'facilitator.mjs'), ['--port', String(PORT + 2), '--rpc', stack.svm.url, ...keepAlive]);
   stack.facilitator.url = stack.facilitator.ready;
   stack.worker = await startWorker({ port: PORT, vars: { FACILITATOR_URL: stack.facilitator.url }, logLevel: LOG_LEVEL });
   remember('group', stack.worker.pid);

@@ -6,7 +6,8 @@
 // read and answered without tokenizing) is under 5% of the request; the figure reported is the
 // gross one (overhead included) and, for reference, the net one (overhead subtracted).
 // Rounds alternate workerd and Node so both see the same machine noise.
-//   [PORT=8851] node bench/workerd.mjs CORPUS.txt   (the bundle must be built: scripts/build.sh; the corpus is the
+//   [PORT=8851] node bench/workerd.mjs CORPUS.txt   (the bench build must be there:
+//                                        CARGO_FEATURES=bench-routes bash scripts/build.sh; the corpus is the
 //                                        tokenizer benchmark's 1 MiB mixed file, see scripts/bench.sh)
 import { readFileSync } from 'node:fs';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
@@ -19,6 +20,9 @@ const OVERHEAD_SHARE = 0.05;
 // The probe is noisy: N is sized for 2%, well under the allowed share.
 const OVERHEAD_AIM = 0.02;
 
+if (!readFileSync(new URL('../build/features.txt', import.meta.url), 'utf8').includes('bench-routes')) {
+  throw new Error('the built bundle has no bench routes: CARGO_FEATURES=bench-routes bash scripts/build.sh');
+}
 const corpus = readFileSync(process.argv[2], 'utf8');
 const mib = Buffer.byteLength(corpus) / (1 << 20);
 const options = { disallowedSpecial: new Set() };

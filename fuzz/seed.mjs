@@ -1,9 +1,9 @@
 // Builds the fuzz seed corpora (fuzz/corpus/<target>/) from the project's own corpora
-// (corpus/*/), the payment fixtures (tests/x402/fixtures/) and the real records in
+// (corpus/*/), the payment fixtures (tests/e2e/x402/fixtures/) and the real records in
 // ../shared/samples (when present). Deterministic; safe to re-run (files are named by their
 // SHA-1, as libFuzzer names its own). The seeds are not committed: this script regenerates them.
 //
-// Each seed starts with the harness's mode byte (see fuzz/src/harness/*.rs): 0x00 = raw body,
+// Each seed starts with the harness's mode byte (see tests/support/src/fuzz_harness/*.rs): 0x00 = raw body,
 // odd = a body the harness builds around the rest.
 
 import { createHash } from "node:crypto";
@@ -153,7 +153,7 @@ if (samplesDir) {
 }
 
 // ── x402_header and solana_transaction ────────────────────────────────────────────────────────
-const payments = json("tests/x402/fixtures/payments.json");
+const payments = json("tests/e2e/x402/fixtures/payments.json");
 for (const [i, c] of payments.cases.entries()) {
   seed("x402_header", i, c.header);
   seed("x402_header", 0x80 | i, Buffer.from(c.header, "base64"));
@@ -195,11 +195,11 @@ for (const p of teCorpus.tokenizer_probes ?? []) seed("tokenizer", Buffer.from([
 for (const [target, n] of Object.entries(counts)) console.log(`${target}: ${n} seeds`);
 
 // ── smoke inputs (`node fuzz/seed.mjs --smoke`): a few inputs per harness that reach its deep path,
-// written to tests/fuzz-regressions/<target>/smoke-* and replayed by tests/fuzz_regressions.rs.
+// written to tests/fuzz_regressions/inputs/<target>/smoke-* and replayed by tests/fuzz_regressions.
 if (process.argv.includes("--smoke")) {
   const smoke = (target, name, ...parts) => {
     const bytes = Buffer.concat(parts.map((p) => (typeof p === "number" ? Buffer.from([p]) : Buffer.isBuffer(p) ? p : Buffer.from(p, "utf8"))));
-    const dir = join(root, "tests", "fuzz-regressions", target);
+    const dir = join(root, "tests", "fuzz_regressions", "inputs", target);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `smoke-${name}`), bytes);
   };
@@ -253,5 +253,5 @@ if (process.argv.includes("--smoke")) {
   smoke("json_canonical", "generated", 0x01, createHash("sha512").update("json-smoke").digest());
   smoke("tokenizer", "prefix", Buffer.from([128, 0, 255, 5, 1]), "The quick brown fox jumps");
   smoke("tokenizer", "bom", Buffer.from([7, 1, 40, 9, 3]), "\u{FEFF}hello world 123 \u{85}");
-  console.log("smoke inputs written to tests/fuzz-regressions/");
+  console.log("smoke inputs written to tests/fuzz_regressions/inputs/");
 }

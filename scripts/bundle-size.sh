@@ -6,13 +6,14 @@
 #   BUNDLE_GZIP_LIMIT   bytes (default 1,572,864 = 1.5 MiB, issue 31's target, met since the compact
 #                       vocabulary tables and the V8 term classes replaced `regex`; a rail that needs
 #                       more must take the room from elsewhere)
-#   WASM                the module (default: the one wasm under build/)
+#   WASM                the module (default: the one scripts/build.sh writes, build/index_bg.wasm)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
 limit="${BUNDLE_GZIP_LIMIT:-1572864}"
 target=1572864
-wasm="${WASM:-$(ls build/*.wasm build/worker/*.wasm 2>/dev/null | head -1 || true)}"
-[ -n "$wasm" ] && [ -f "$wasm" ] || { echo "bundle-size: no wasm under build/ (run scripts/build.sh)"; exit 1; }
+wasm="${WASM:-$(worker_wasm)}" || { echo "bundle-size: FAIL, no wasm (run scripts/build.sh)"; exit 1; }
+[ -f "$wasm" ] || { echo "bundle-size: FAIL, no wasm at $wasm"; exit 1; }
 gz() { gzip -9 -c "$1" | wc -c; }
 if [ "${1:-}" = "--sections" ]; then
   dir="$(mktemp -d)"

@@ -8,7 +8,7 @@
 #   FUZZ_SECONDS=60 scripts/fuzz.sh tokenizer json_canonical
 #
 # Logs: fuzz/logs/<target>.log; crashes: fuzz/artifacts/<target>/. Not part of `make test`: the
-# minimised crashes are replayed by tests/fuzz_regressions.rs under plain `cargo test`.
+# minimised crashes are replayed by tests/fuzz_regressions under plain `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -28,9 +28,9 @@ npm_install() { # dir
   fi
 }
 npm_install "$ROOT"
-npm_install "$ROOT/tests/x402/svm"
+npm_install "$ROOT/tests/e2e/x402/svm"
 
-# Debian's chromium: the review report's browser test (tests/e2e/review_report.test.mjs) loads the report in it.
+# Debian's chromium: the review report's browser test (tests/e2e/core/review_report.test.mjs) loads the report in it.
 command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # A dev signing key for local runs (production reads the SIGNING_KEY secret).

@@ -3,7 +3,7 @@
 // are ordinary text). Deterministic: a seeded PRNG, no clock, no environment.
 //
 // Run:  node corpus/tokenizer/generate.mjs corpus/tokenizer/oracle.jsonl
-// Writes the corpus and prints its sha256 (pin it in tests/tokenizer_oracle.rs and oracle.sha256).
+// Writes the corpus and prints its sha256 (pin it in tests/tokenizer/main.rs and oracle.sha256).
 //
 // Line formats (JSON Lines; `k` names the category):
 //   {"k":..., "t": text, "ids": [...]}

@@ -1,5 +1,5 @@
 //! The fuzz harnesses: one `check(data)` per target, each asserting the engine's invariants on one
-//! input. The same module is compiled into the main package's `tests/fuzz_regressions.rs`, which
-//! replays every minimised crash and smoke input under plain `cargo test`.
+//! input. They live in the test-support crate (tests/support/src/fuzz_harness), whose
+//! tests/fuzz_regressions replays every minimised crash and smoke input under plain `cargo test`.
 
-pub mod harness;
+pub use context_meter_test_support::fuzz_harness as harness;

@@ -12,8 +12,11 @@
 //!   path can cost, since the signature must cover the whole shaped payload. It answers the
 //!   figures of the last pass.
 //!
+//! Compiled in only with the `bench-routes` cargo feature (scripts/bench.sh builds with it; the
+//! production build leaves them out; ARCHITECTURE §10).
+//!
 //! Invariants: served only when the `BENCH_ROUTES` var is exactly "1" (absent from wrangler.toml,
-//! so production never serves them; otherwise the request falls through to the router and gets the
+//! so even a bench build does not serve them by default; otherwise the request falls through to the router and gets the
 //! same `404 NOT COVERED` as any unknown path). They are not in the route table, so neither the
 //! index nor the OpenAPI document lists them. They touch no Durable Object, D1 or ledger, log
 //! nothing, retain nothing and never echo the body (answers are numbers and the op's name);

@@ -5,6 +5,7 @@
 //! body is ever logged, stored or echoed here.
 
 pub mod allowance;
+#[cfg(feature = "bench-routes")]
 pub mod bench;
 pub mod body;
 pub mod config;
@@ -36,6 +37,7 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         _ => None,
     };
     let path = req.path();
+    #[cfg(feature = "bench-routes")]
     if verb == Some(Verb::Post) && bench::enabled(&env) {
         match path.as_str() {
             bench::PATH => return bench::tokenizer(req).await,
