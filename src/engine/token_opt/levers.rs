@@ -304,7 +304,7 @@ pub fn lexical_terms(value: &str) -> Vec<String> {
 
 /// Code points Node (Unicode 17) holds unassigned but the unicode-normalization crate's newer tables
 /// decompose: `String#normalize` leaves an unassigned code point as it is, so these pass through.
-/// tests/token_opt_unicode.rs compares the whole NFKD against Node's at every code point, so a crate
+/// tests/token_opt/unicode.rs compares the whole NFKD against Node's at every code point, so a crate
 /// update that decomposes more shows there.
 const NFKD_UNASSIGNED_IN_NODE: &[(char, char)] = &[
     ('\u{0558}', '\u{0558}'),

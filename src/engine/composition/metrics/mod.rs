@@ -22,9 +22,6 @@ pub use sizes::{m06_message_sizes, m07_turn_growth, m14_positions, m15_largest_b
 pub use stated::{m12_stated_agreement, Stated};
 pub use typography::{est, share};
 
-/// The short name tests/composition_corpus.rs still calls.
-pub use duplication::m09_near_duplicates as m09;
-
 use serde_json::Value;
 
 pub const NOT_IDENTIFIABLE: &str = "not identifiable at this level";

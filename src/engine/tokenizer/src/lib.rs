@@ -11,7 +11,7 @@
 //! How it stays exact: the pre-tokenizer ([`split`]) reproduces gpt-tokenizer's split regex as V8
 //! runs it (JavaScript `\s`, V8's Unicode 17 `\p{L}`/`\p{N}` tables generated from Node), and the
 //! merge ([`bpe`]) reproduces its rank function, including the TextDecoder quirk that makes the 8
-//! tokens starting EF BB BF unreachable. The oracle corpus (tests/tokenizer_oracle.rs) checks ids.
+//! tokens starting EF BB BF unreachable. The oracle corpus (tests/tokenizer/main.rs) checks ids.
 //!
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking

@@ -1,6 +1,6 @@
 //! Unit tests of the Solana payment checks with transactions compiled here, in the official
 //! client's layout; each attack changes exactly one thing. (Transactions produced by the official
-//! client itself are checked in tests/payment_fixtures.rs.)
+//! client itself are checked in tests/payment/main.rs.)
 
 mod binding;
 mod decoding;
