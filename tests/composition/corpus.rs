@@ -291,7 +291,9 @@ fn a_record_at_the_caps_audits_within_a_second() {
     let a = composition::metrics::analyse(&req.record);
     let analyse = t.elapsed();
     let t = std::time::Instant::now();
-    let pairs = composition::metrics::m09_near_duplicates(&a).expect("within the work budget")["pairs"].clone();
+    let pairs = composition::metrics::m09_near_duplicates(&a).expect("within the work budget")
+        ["pairs"]
+        .clone();
     println!(
         "  of which analyse {analyse:?}, M09 {:?} ({pairs} pairs)",
         t.elapsed()
