@@ -13,8 +13,7 @@ import { join } from 'node:path';
 import { startWorker, wallet, ROOT } from '../lib/worker.mjs';
 import { verifyReport, jcs } from '../../../corpus/verify.mjs';
 import * as ref from '../../../corpus/context-composition/reference.mjs';
-import { startSvm } from '../x402/stack.mjs';
-import { startFacilitator } from '../x402/facilitator.mjs';
+import { startPaidWorker } from '../x402/stack.mjs';
 import { createPaymentHeader } from '../x402/client.mjs';
 import { checkedFetch } from '../lib/schema.mjs';
 
@@ -30,20 +29,12 @@ const U32_MAX = 4294967295;
 const TWO_32 = 4294967296;
 const SAFE_MAX = 9007199254740991;
 
-let w;
-let key;
-let svm;
-let facilitator;
+let stack, w, key;
 before(async () => {
-  svm = await startSvm({ port: SVM_PORT });
-  facilitator = await startFacilitator({ port: FACILITATOR_PORT, rpcUrl: svm.url, quiet: true });
-  w = await startWorker({
-    port: WORKER_PORT,
-    vars: { FREE_MIN_INTERVAL_MS: '0', FACILITATOR_URL: `http://127.0.0.1:${FACILITATOR_PORT}` },
-  });
-  key = (await (await fetch(w.url + '/')).json()).signing.public_key;
+  stack = await startPaidWorker({ svmPort: SVM_PORT, facilitatorPort: FACILITATOR_PORT, workerPort: WORKER_PORT, vars: { FREE_MIN_INTERVAL_MS: '0', FACILITATOR_URL: `http://127.0.0.1:${FACILITATOR_PORT}` } });
+  ({ worker: w, key } = stack);
 });
-after(async () => { await w?.stop(); await facilitator?.close(); await svm?.stop(); });
+after(() => stack?.stop());
 
 let walletNo = 900;
 const post = (path, body, headers = {}) => fetch(w.url + path, {
@@ -100,7 +91,7 @@ async function paidAudit(body, n) {
   const idempotencyKey = `cc-numbers-${n}-${Date.now()}`;
   const unpaid = await post('/context-composition/audit', body, { 'idempotency-key': idempotencyKey });
   assert.equal(unpaid.status, 402);
-  const { header } = await createPaymentHeader(unpaid.headers.get('payment-required'), { rpcUrl: svm.url, idempotencyKey });
+  const { header } = await createPaymentHeader(unpaid.headers.get('payment-required'), { rpcUrl: stack.svm.url, idempotencyKey });
   return post('/context-composition/audit', body, { 'idempotency-key': idempotencyKey, 'payment-signature': header });
 }
 

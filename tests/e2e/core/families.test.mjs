@@ -8,26 +8,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startWorker, wallet, d1, ROOT } from '../lib/worker.mjs';
 import { verifyReport } from '../../../corpus/verify.mjs';
-import { startSvm } from '../x402/stack.mjs';
-import { startFacilitator } from '../x402/facilitator.mjs';
+import { startPaidWorker } from '../x402/stack.mjs';
 import { SVM_PORT, FACILITATOR_PORT } from '../x402/wallets.mjs';
 import { checkedFetch } from '../lib/schema.mjs';
 
 // Every answer is held to the worker's OpenAPI document (status documented, JSON body valid).
 const fetch = checkedFetch;
 
-let w;
-let key;
-let svm;
-let facilitator;
+// A challenge names the facilitator's fee payer, so the local VM and facilitator run too.
+let stack, w, key;
 before(async () => {
-  // A challenge names the facilitator's fee payer, so the local VM and facilitator run too.
-  svm = await startSvm({ port: SVM_PORT });
-  facilitator = await startFacilitator({ port: FACILITATOR_PORT, rpcUrl: svm.url, quiet: true });
-  w = await startWorker({ port: 8831, vars: { FREE_MIN_INTERVAL_MS: '0' } });
-  key = (await (await fetch(w.url + '/')).json()).signing.public_key;
+  stack = await startPaidWorker({ svmPort: SVM_PORT, facilitatorPort: FACILITATOR_PORT, workerPort: 8831, vars: { FREE_MIN_INTERVAL_MS: '0' } });
+  ({ worker: w, key } = stack);
 });
-after(async () => { await w?.stop(); await facilitator?.close(); await svm?.stop(); });
+after(() => stack?.stop());
 
 const post = (path, body, headers = {}) => fetch(w.url + path, {
   method: 'POST', headers: { 'content-type': 'application/json', ...headers },

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { startFacilitator } from "./facilitator.mjs";
 import { NETWORK, USDC_MINT } from "./wallets.mjs";
+import { startWorker } from "../lib/worker.mjs";
 
 const SVM_SERVER = fileURLToPath(new URL("./svm/server.mjs", import.meta.url));
 
@@ -103,3 +104,26 @@ export function paymentRequired({ route, key, price, payTo, feePayer, url, maxTi
 }
 
 export const toBase64Json = (value) => Buffer.from(JSON.stringify(value), "utf8").toString("base64");
+
+/**
+ * The local VM and facilitator on fixed ports, then the worker under workerd: the stack a test file
+ * needs when its challenges must name a real fee payer. Whatever started is stopped if a later step
+ * fails. Returns the VM, the worker, its signing public key and one `stop`.
+ */
+export async function startPaidWorker({ svmPort, facilitatorPort, workerPort, vars }) {
+  const started = [];
+  const stop = async () => { for (const s of started.reverse()) await s(); };
+  try {
+    const svm = await startSvm({ port: svmPort });
+    started.push(() => svm.stop());
+    const facilitator = await startFacilitator({ port: facilitatorPort, rpcUrl: svm.url, quiet: true });
+    started.push(() => facilitator.close());
+    const worker = await startWorker({ port: workerPort, vars });
+    started.push(() => worker.stop());
+    const key = (await (await fetch(worker.url + '/')).json()).signing.public_key;
+    return { svm, worker, key, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
