@@ -1,6 +1,6 @@
 //! Test-only: the deterministic pseudo-random source the engine's randomized unit tests share (a
 //! 64-bit linear congruential generator, Knuth's MMIX constants), so a failing case replays from
-//! its seed on every machine. The tokenizer package compiles this same file into its own tests.
+//! its seed on every machine. The tokenizer package and the JSON layer package compile this same file into their own tests.
 
 pub struct Lcg(pub u64);
 
