@@ -11,12 +11,19 @@
 // time of N passes over N; N is sized so that request is at most about 5% of a timed one (at most
 // 64 passes). Rounds interleave the ops so machine noise touches them alike; figures are medians
 // over rounds.
+// `fits` is the precheck of the same body with the budget set to the payload's own count and no
+// reserve (the precheck's fits path at its tightest, P = B), as the native benchmark measures it.
 // Before timing, each case's figures are checked against npm gpt-tokenizer (the independent
-// oracle): the payload's tokens from all three ops, and the budget op's shaped tokens ≤ budget.
+// oracle): the payload's tokens from all four counting ops, and the budget op's shaped tokens ≤ budget.
 //   node bench/token-efficiency-workerd.mjs DIR   (the bundle must be built: scripts/build.sh;
 //   DIR holds the bodies the native benchmark writes with TE_BENCH_DUMP=DIR, see scripts/bench.sh)
+// Before/after in one run: TE_BENCH_BEFORE=ROOT also starts the worker built in another checkout
+// ROOT (its own build/, wrangler.toml and tests/e2e/lib/worker.mjs) and every round times each op on
+// both, alternating which goes first; each line then prints both builds' figures.
+// TE_BENCH_PORT (default 8853) is the port of this checkout's worker; the other's is the next one.
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { startWorker } from '../tests/e2e/lib/worker.mjs';
 
@@ -25,7 +32,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const OPS = ['count', 'parse', 'precheck', 'budget', 'digest'];
+const OPS = ['count', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+const PORT = Number(process.env.TE_BENCH_PORT ?? 8853);
+const BEFORE = process.env.TE_BENCH_BEFORE;
 
 const dir = process.argv[2];
 const only = process.env.TE_BENCH_CASE;
@@ -42,9 +51,13 @@ const canonical = (payload) => {
   }
 };
 
-const w = await startWorker({ port: 8853, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+const builds = [{ name: 'after', w: await startWorker({ port: PORT, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' }) }];
+if (BEFORE) {
+  const other = await import(pathToFileURL(join(resolve(BEFORE), 'tests/e2e/lib/worker.mjs')).href);
+  builds.unshift({ name: 'before', w: await other.startWorker({ port: PORT + 1, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' }) });
+}
 try {
-  const call = async (body, op, repeat, attempts = 3) => {
+  const call = async (w, body, op, repeat, attempts = 3) => {
     const t = performance.now();
     let r;
     try {
@@ -54,7 +67,7 @@ try {
     } catch (err) {
       // A pooled keep-alive connection workerd closed between requests: not timed, retried.
       if (attempts <= 1) throw err;
-      return call(body, op, repeat, attempts - 1);
+      return call(w, body, op, repeat, attempts - 1);
     }
     const answer = await r.json();
     if (r.status !== 200) throw new Error(`bench route ${r.status} ${answer.code}`);
@@ -66,44 +79,60 @@ try {
   for (const { id, body } of cases) {
     const request = JSON.parse(body.toString('utf8'));
     const expected = encode(canonical(request.payload), { disallowedSpecial: new Set() }).length;
-    const once = {};
-    for (const op of OPS) {
-      once[op] = await call(body, op, 1);
-      if (op !== 'parse' && once[op].answer.tokens !== expected) {
-        throw new Error(`${id} ${op}: ${once[op].answer.tokens} tokens, gpt-tokenizer ${expected}`);
-      }
-    }
+    const fitsRequest = { ...request, budget_tokens: expected };
+    delete fitsRequest.reserve_tokens;
+    const bodies = { fits: JSON.stringify(fitsRequest) };
+    const send = (w, op, repeat) => call(w, bodies[op] ?? body, op === 'fits' ? 'precheck' : op, repeat);
     const budget = request.budget_tokens - (request.reserve_tokens ?? 0);
-    if (!(once.budget.answer.shaped_tokens <= budget) && expected <= budget) {
-      throw new Error(`${id}: shaped ${once.budget.answer.shaped_tokens} over the budget ${budget}`);
+    const once = {};
+    for (const { name, w } of builds) {
+      for (const op of OPS) {
+        once[op] = await send(w, op, 1);
+        if (op !== 'parse' && once[op].answer.tokens !== expected) {
+          throw new Error(`${id} ${name} ${op}: ${once[op].answer.tokens} tokens, gpt-tokenizer ${expected}`);
+        }
+      }
+      if (!(once.budget.answer.shaped_tokens <= budget) && expected <= budget) {
+        throw new Error(`${id} ${name}: shaped ${once.budget.answer.shaped_tokens} over the budget ${budget}`);
+      }
     }
     // Passes per request from probes of the cheapest op that counts (one tokenization).
     const zeros = [];
     const ones = [];
+    const probe = builds[builds.length - 1].w;
     for (let i = 0; i < 3; i++) {
-      zeros.push((await call(body, 'count', 0)).ms);
-      ones.push((await call(body, 'count', 1)).ms);
+      zeros.push((await send(probe, 'count', 0)).ms);
+      ones.push((await send(probe, 'count', 1)).ms);
     }
     const perPass = Math.max(median(ones) - median(zeros), 0.05);
     const repeat = Math.min(MAX_REPEAT,
       Math.max(1, Math.ceil((median(zeros) * (1 - OVERHEAD_AIM)) / (OVERHEAD_AIM * perPass))));
-    const net = Object.fromEntries(OPS.map((op) => [op, []]));
+    const net = builds.map(() => Object.fromEntries(OPS.map((op) => [op, []])));
     const share = [];
     for (let i = 0; i < ROUNDS; i++) {
       for (const op of OPS) {
-        const zero = await call(body, op, 0);
-        const full = await call(body, op, repeat);
-        net[op].push((full.ms - zero.ms) / repeat);
-        share.push(zero.ms / full.ms);
+        for (let k = 0; k < builds.length; k++) {
+          const b = (i + k) % builds.length;
+          const zero = await send(builds[b].w, op, 0);
+          const full = await send(builds[b].w, op, repeat);
+          net[b][op].push((full.ms - zero.ms) / repeat);
+          share.push(zero.ms / full.ms);
+        }
       }
     }
-    const [count, parse, precheck, budgetMs, digest] = OPS.map((op) => median(net[op]));
-    console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request; ` +
-      `one tokenization ${count.toFixed(2)} ms; parse alone ${parse.toFixed(2)} ms (${(parse / count).toFixed(2)}x); precheck ${precheck.toFixed(2)} ms (${(precheck / count).toFixed(2)}x); ` +
-      `budget ${budgetMs.toFixed(2)} ms (${(budgetMs / count).toFixed(2)}x, shaped ${once.budget.answer.shaped_tokens} tokens, ` +
-      `answer ${once.budget.answer.answer_bytes} bytes; floor ${(1 + digest / count).toFixed(2)}x: SHA-512 of the signed bytes ` +
-      `${(digest / count).toFixed(2)}x); repeat=0 request ${(median(share) * 100).toFixed(1)}% of a timed one`);
+    const line = (figures) => {
+      const [count, parse, precheck, fits, budgetMs, digest] = OPS.map((op) => median(figures[op]));
+      const floor = 1 + digest / count;
+      return `one tokenization ${count.toFixed(2)} ms; parse alone ${(parse / count).toFixed(2)}x; ` +
+        `precheck ${(precheck / count).toFixed(2)}x, fits path ${(fits / count).toFixed(2)}x; budget ${budgetMs.toFixed(2)} ms ` +
+        `(${(budgetMs / count).toFixed(2)}x; floor ${floor.toFixed(2)}x, SHA-512 of the signed bytes ${(digest / count).toFixed(2)}x; ` +
+        `above the floor ${(budgetMs / count - floor).toFixed(2)}x)`;
+    };
+    console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request, ` +
+      `shaped ${once.budget.answer.shaped_tokens} tokens, answer ${once.budget.answer.answer_bytes} bytes; repeat=0 request ` +
+      `${(median(share) * 100).toFixed(1)}% of a timed one`);
+    builds.forEach(({ name }, b) => console.log(`  ${builds.length > 1 ? `${name}: ` : ''}${line(net[b])}`));
   }
 } finally {
-  await w.stop();
+  for (const { w } of builds) await w.stop();
 }

@@ -5,7 +5,6 @@
 pub mod allowance;
 pub mod budget_pack;
 pub mod composition;
-pub mod jsjson;
 pub mod payment;
 pub mod sign;
 #[cfg(test)]
@@ -14,6 +13,8 @@ pub mod time;
 pub mod token_efficiency;
 pub mod token_opt;
 pub mod wallet;
+/// JSON as JavaScript reads and writes it: its own package (src/engine/jsjson), re-exported here.
+pub use context_meter_jsjson as jsjson;
 /// cl100k_base tokenization: its own package (src/engine/tokenizer), re-exported here.
 pub use context_meter_tokenizer as tokenizer;
 

@@ -41,7 +41,7 @@ pub fn fast_canonical_of(text: &str, max_depth: usize) -> Option<Canonical> {
 /// as the fast body path records them) so string contents are stepped over, not scanned; the walk
 /// also reports to `observer` what it meets ([`Observer`]: its offsets are the canonical text's
 /// only when the result is [`Canonical::Same`]; a rewritten text has other offsets).
-pub fn fast_canonical_with<O: Observer>(
+pub fn fast_canonical_with<O: Observer + ?Sized>(
     text: &str,
     mut specials: Specials<'_>,
     max_depth: usize,
@@ -69,6 +69,18 @@ pub fn fast_canonical_with<O: Observer>(
     }
     out.replace(text, text.len(), text.len(), "");
     Some(Canonical::Rewritten(out.out))
+}
+
+/// [`fast_canonical_with`] for a `dyn` observer: instantiated in this package, so the walk is
+/// compiled with this package's profile (opt-level 3 in release) whoever calls it; the observer's
+/// few calls per value are indirect.
+pub fn fast_canonical_observed(
+    text: &str,
+    specials: Specials<'_>,
+    max_depth: usize,
+    observer: &mut dyn Observer,
+) -> Option<Canonical> {
+    fast_canonical_with(text, specials, max_depth, observer)
 }
 
 /// The output of [`fast_canonical_of`]: the source up to `flushed` is accounted for in `out`;
@@ -201,7 +213,7 @@ impl<'a> Cursor<'a> {
 
     /// `keys` is one stack shared by all open objects (each checks its own keys, above the
     /// height it found on entry, for duplicates), so no object allocates.
-    fn fast_value<O: Observer>(
+    fn fast_value<O: Observer + ?Sized>(
         &mut self,
         out: &mut Emitter,
         keys: &mut Vec<&'a str>,
@@ -315,7 +327,7 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::jsjson::{read, to_string, KeyOrder, Limits};
+    use crate::{read, to_string, KeyOrder, Limits};
 
     const MAX_DEPTH: usize = 1000;
 
@@ -365,7 +377,7 @@ mod tests {
             "\u{1}",
             "\"",
         ];
-        let mut rng = crate::engine::test_rng::Lcg(0x2545_F491);
+        let mut rng = crate::test_rng::Lcg(0x2545_F491);
         let (mut canonical, mut rewritten) = (0, 0);
         for _ in 0..4000 {
             let len = rng.below(5);

@@ -10,6 +10,13 @@
 //!   string escaper ([`escape`]), one array-index test ([`keys`]), one set of lexeme scanners
 //!   ([`lexeme`]).
 //!
+//! - [`unescape`]: a string literal's text and where its `"`, `\\` and control bytes are.
+//!
+//! Its own package (`context-meter-jsjson`) so the release profile builds these byte loops at
+//! opt-level 3 while the rest of the worker is built for size; the canonical walk is instantiated
+//! here for a `dyn` [`Observer`] ([`fast_canonical_observed`]) so its loop is compiled in this
+//! package too.
+//!
 //! Invariants: pure; the same input gives the same bytes; nothing here keeps or renders input in
 //! an error (errors are closed enums).
 
@@ -21,10 +28,18 @@ pub mod number;
 pub mod observe;
 pub mod read;
 pub mod syntax;
+pub mod unescape;
 pub mod value;
 pub mod write;
 
-pub use canonical::{fast_canonical, fast_canonical_of, fast_canonical_with, Canonical, Specials};
+#[cfg(test)]
+#[path = "../test_rng.rs"]
+mod test_rng;
+
+pub use canonical::{
+    fast_canonical, fast_canonical_observed, fast_canonical_of, fast_canonical_with, Canonical,
+    Specials,
+};
 pub use escape::{has_lone_surrogate, js_length, write_js_string, write_utf16_string};
 pub use keys::{array_index, array_index_of, KeyOrder};
 pub use number::{js_number, push_js_number};

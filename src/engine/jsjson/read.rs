@@ -369,7 +369,7 @@ fn in_property_order(members: Vec<(JsString, Value)>) -> Vec<(JsString, Value)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::jsjson::{to_string, KeyOrder};
+    use crate::{to_string, KeyOrder};
 
     /// JSON.stringify(JSON.parse(text)) through the tree.
     fn canon(text: &str) -> Result<String, ReadError> {

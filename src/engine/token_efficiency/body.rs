@@ -1,9 +1,9 @@
 //! Fast path for the common request body: one JSON object of known members, each at most once,
 //! whose `payload` is a string.
 //!
-//! The payload literal is unescaped in one pass — short runs between escapes eight bytes at a
-//! time written unconditionally (no copy call per run), longer runs found first and copied at
-//! once — and the pass records where `"`, `\` and control bytes land in the payload: inside a
+//! The payload literal is unescaped in one pass ([`crate::engine::jsjson::unescape`], built at
+//! opt-level 3 with the JSON layer) that also records where `"`, `\` and control bytes land in
+//! the payload: inside a
 //! valid JSON string only escapes produce them, so the list is complete by construction, and the
 //! canonical check steps over string contents with it instead of scanning them
 //! ([`crate::engine::jsjson::fast_canonical_with`]).
@@ -14,8 +14,7 @@
 //! not JSON, not UTF-8 — answers `None` and the general path decides, refusals included. Nothing
 //! here renders or keeps any part of the body.
 
-use crate::engine::jsjson::lexeme::hex4;
-use crate::engine::jsjson::lexeme::{plain_run, special_bytes};
+use crate::engine::jsjson::unescape::unescape;
 use serde_json::Value;
 
 /// A body read by the fast path.
@@ -95,106 +94,6 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
         return None;
     }
     Some(FastBody { members, specials })
-}
-
-/// Unescapes the string literal whose content starts at `start` (after its opening quote):
-/// the index past its closing quote and its text. Records in `specials` the offset of every
-/// `"`, `\` and control byte written. `None` for an invalid or lone-surrogate escape, a raw
-/// control byte, an unterminated literal, or text that is not UTF-8.
-fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usize, String)> {
-    // The text is never longer than the literal's bytes; 8 bytes of slack for the wide writes
-    // are covered because at least 8 input bytes remain whenever one is made.
-    let mut out = vec![0u8; bytes.len() - start];
-    let (mut i, mut o) = (start, 0);
-    loop {
-        // A short run (an escape-dense payload: a quote every few bytes) is copied eight bytes
-        // at a time, written unconditionally; past 16 plain bytes the run is found first and
-        // copied at once.
-        let mut short = false;
-        for _ in 0..2 {
-            let Some(chunk) = bytes.get(i..i + 8) else {
-                break;
-            };
-            out[o..o + 8].copy_from_slice(chunk);
-            let special = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
-            if special != 0 {
-                let plain = (special.trailing_zeros() / 8) as usize;
-                i += plain;
-                o += plain;
-                short = true;
-                break;
-            }
-            i += 8;
-            o += 8;
-        }
-        if !short {
-            let run = plain_run(&bytes[i..]);
-            out[o..o + run].copy_from_slice(&bytes[i..i + run]);
-            i += run;
-            o += run;
-        }
-        let (written, read) = match *bytes.get(i)? {
-            b'"' => {
-                out.truncate(o);
-                return Some((i + 1, String::from_utf8(out).ok()?));
-            }
-            // The one-letter escapes (nearly every escape of a payload that is JSON text: `\"`)
-            // write one byte, all but `\/` a special one; `\u` decodes its code point.
-            b'\\' => match *bytes.get(i + 1)? {
-                b'u' => {
-                    let (c, read) = unicode_escape(bytes, i)?;
-                    if c == '"' || c == '\\' || c < ' ' {
-                        specials.push(o as u32);
-                    }
-                    (c.encode_utf8(&mut out[o..]).len(), read)
-                }
-                letter => {
-                    let byte = match letter {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => 0x0a,
-                        b'r' => 0x0d,
-                        b't' => 0x09,
-                        _ => return None,
-                    };
-                    out[o] = byte;
-                    if byte != b'/' {
-                        specials.push(o as u32);
-                    }
-                    (1, 2)
-                }
-            },
-            b if b < 0x20 => return None,
-            // plain_run stops only at the bytes above (or the end, which `?` refuses).
-            _ => return None,
-        };
-        i += read;
-        o += written;
-    }
-}
-
-/// The code point of the `\u` escape at `i` (a surrogate pair when its first unit is a high
-/// surrogate) and the bytes it spans. `None` for bad hex or a lone surrogate.
-fn unicode_escape(bytes: &[u8], i: usize) -> Option<(char, usize)> {
-    let unit = u32::from(hex4(bytes, i + 2)?);
-    let (c, read) = match unit {
-        0xd800..=0xdbff => {
-            if bytes.get(i + 6..i + 8) != Some(b"\\u") {
-                return None;
-            }
-            let low = u32::from(hex4(bytes, i + 8)?);
-            if !(0xdc00..=0xdfff).contains(&low) {
-                return None;
-            }
-            let c = char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
-            (c?, 12)
-        }
-        _ => (char::from_u32(unit)?, 6),
-    };
-    Some((c, read))
 }
 
 #[cfg(test)]

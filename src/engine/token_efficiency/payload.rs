@@ -61,7 +61,7 @@ pub fn canonical_form(
     } else {
         Census::off()
     };
-    let walked = jsjson::fast_canonical_with(&payload, specials, MAX_DEPTH, &mut census);
+    let walked = jsjson::fast_canonical_observed(&payload, specials, MAX_DEPTH, &mut census);
     let (text, is_json, unchanged) = match walked {
         Some(Canonical::Same) => (payload, true, true),
         Some(Canonical::Rewritten(canonical)) => (canonical, true, false),
