@@ -7,8 +7,6 @@ pub mod budget_pack;
 pub mod composition;
 pub mod payment;
 pub mod sign;
-#[cfg(test)]
-pub(crate) mod test_rng;
 pub mod time;
 pub mod token_efficiency;
 pub mod token_opt;

@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn message_nonce_signatures_equal_ed25519_dalek_and_fresh_ones_verify_strictly() {
         use ed25519_dalek::{Signer as _, SigningKey};
-        let mut rng = crate::engine::test_rng::Lcg(41);
+        let mut rng = context_meter_test_rng::Lcg(41);
         for case in 0..40 {
             let seed: [u8; 32] = std::array::from_fn(|_| rng.below(256) as u8);
             let message: Vec<u8> = (0..rng.below(300) * (case % 3 + 1))

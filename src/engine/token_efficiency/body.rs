@@ -99,7 +99,7 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_rng::Lcg;
+    use context_meter_test_rng::Lcg;
 
     #[test]
     fn payload_text_and_specials_equal_serde_and_a_scan() {

@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn the_quote_finder_equals_a_byte_scan() {
-        let mut rng = crate::engine::test_rng::Lcg(7);
+        let mut rng = context_meter_test_rng::Lcg(7);
         for _ in 0..2000 {
             let len = rng.below(40);
             let text: Vec<u8> = (0..len)

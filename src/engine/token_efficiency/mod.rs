@@ -356,8 +356,8 @@ mod tests {
 
     /// A random compact JSON value over the shapes S-1..S-3 act on: nulls, empty strings and
     /// containers, repeated array entries, strings near the S-3 cap, escapes and wide characters.
-    fn random_value(rng: &mut crate::engine::test_rng::Lcg, depth: usize) -> Value {
-        let leaf = |rng: &mut crate::engine::test_rng::Lcg| match rng.below(9) {
+    fn random_value(rng: &mut context_meter_test_rng::Lcg, depth: usize) -> Value {
+        let leaf = |rng: &mut context_meter_test_rng::Lcg| match rng.below(9) {
             0 => Value::Null,
             1 => Value::from(""),
             2 => Value::from(rng.below(3) as u64),
@@ -395,7 +395,7 @@ mod tests {
             .iter()
             .filter_map(|case| case["body"].as_str().map(str::to_owned))
             .collect();
-        let mut rng = crate::engine::test_rng::Lcg(11);
+        let mut rng = context_meter_test_rng::Lcg(11);
         for _ in 0..3000 {
             let payload = serde_json::to_string(&random_value(&mut rng, 4)).unwrap();
             bodies.push(

@@ -88,7 +88,7 @@ fn literal_chars_count_each_escape_as_one_character() {
     let fragments = [
         "a", "é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f", r"\ud800", " ",
     ];
-    let mut rng = crate::engine::test_rng::Lcg(11);
+    let mut rng = context_meter_test_rng::Lcg(11);
     for len in 0..300 {
         let content = rng.text(&fragments, len);
         assert_eq!(
@@ -119,7 +119,7 @@ fn duplicates_equal_a_pairwise_scan() {
         "[]",
         "21",
     ];
-    let mut rng = crate::engine::test_rng::Lcg(17);
+    let mut rng = context_meter_test_rng::Lcg(17);
     let mut repeats = 0;
     for _ in 0..200 {
         let mut entries = Vec::new();
@@ -152,7 +152,7 @@ fn duplicates_equal_a_pairwise_scan() {
 /// the tree edits nothing and no literal is over the cap in bytes, the census says so.
 #[test]
 fn the_census_agrees_with_the_tree() {
-    fn value(rng: &mut crate::engine::test_rng::Lcg, depth: usize, unique: &mut u64) -> String {
+    fn value(rng: &mut context_meter_test_rng::Lcg, depth: usize, unique: &mut u64) -> String {
         let long = "y".repeat(S3_CAP_CHARS + 1 - (rng.below(2)));
         let pick = rng.below(if depth == 0 { 8 } else { 12 });
         match pick {
@@ -183,7 +183,7 @@ fn the_census_agrees_with_the_tree() {
             }
         }
     }
-    let mut rng = crate::engine::test_rng::Lcg(29);
+    let mut rng = context_meter_test_rng::Lcg(29);
     let (mut proofs, mut edits) = (0, 0);
     for _ in 0..3000 {
         let mut unique = 100;

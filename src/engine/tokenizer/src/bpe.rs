@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn heap_and_scan_merge_agree() {
-        let mut rng = crate::test_rng::Lcg(0x1234_5678);
+        let mut rng = context_meter_test_rng::Lcg(0x1234_5678);
         let alphabet = "abcdefghijklmnopqrstuvwxyzéü中文ß ";
         let chars: Vec<char> = alphabet.chars().collect();
         for len in 1..=SHORT_PIECE {
@@ -498,7 +498,7 @@ mod tests {
             &[" "],
             &["ab", "-", " ", "=", "é", "中", "0"],
         ];
-        let mut rng = crate::test_rng::Lcg(0x9E37_79B9);
+        let mut rng = context_meter_test_rng::Lcg(0x9E37_79B9);
         let (mut cases, mut naive_wrong) = (0, 0);
         for alphabet in alphabets {
             let units: Vec<char> = alphabet.iter().flat_map(|a| a.chars()).collect();

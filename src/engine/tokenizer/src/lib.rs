@@ -30,8 +30,6 @@ mod cache;
 mod prefix;
 mod split;
 mod tables;
-#[cfg(test)]
-mod test_rng;
 
 pub use prefix::{char_boundary, Fit, Tokenized};
 
@@ -144,7 +142,7 @@ mod tests {
             assert_eq!(count(s), encode(s).len());
         }
         // Pieces long enough to be merged in healed chunks (bpe::merge_chunked).
-        let mut rng = crate::test_rng::Lcg(0x2545_F491);
+        let mut rng = context_meter_test_rng::Lcg(0x2545_F491);
         for alphabet in [
             "abcdefghijklmnopqrstuvwxyz",
             "ACDEFGHIKLMNPQRSTVWY",
@@ -171,7 +169,7 @@ mod tests {
             "ab Z9'sll.,-_\n\t 0١٢ب ت क़ें ۵ 中文ß é\u{301}ɐ Ⅻ ½ 😀\u{FEFF}\u{85}\"{}:"
                 .chars()
                 .collect();
-        let mut rng = crate::test_rng::Lcg(0x9E37_79B9);
+        let mut rng = context_meter_test_rng::Lcg(0x9E37_79B9);
         let mut cuts = 0;
         for len in 2..80 {
             let text: String = (0..len)

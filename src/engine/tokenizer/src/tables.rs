@@ -199,7 +199,7 @@ mod tests {
             .map(|rank| (token_bytes(rank), rank))
             .collect();
         assert_eq!(tokens.len(), token_count() - 8, "token bytes are distinct");
-        let mut rng = crate::test_rng::Lcg(0x5EED_0031);
+        let mut rng = context_meter_test_rng::Lcg(0x5EED_0031);
         let (mut probes, mut found) = (0, 0);
         for _ in 0..200_000 {
             let a = token_bytes(rng.below(token_count()) as u32);

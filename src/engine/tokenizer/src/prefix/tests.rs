@@ -5,8 +5,8 @@ use super::analysis::{count_joined, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end};
 use super::long_piece::LongPiece;
 use super::search::Tokenized;
-use crate::test_rng::Lcg;
 use crate::{bpe, count, largest_fitting_prefix, split};
+use context_meter_test_rng::Lcg;
 
 fn brute_force(
     text: &str,

@@ -1,12 +1,12 @@
-//! Test-only: the deterministic pseudo-random source the engine's randomized unit tests share (a
-//! 64-bit linear congruential generator, Knuth's MMIX constants), so a failing case replays from
-//! its seed on every machine. (The tokenizer crate has its own in its tests.)
+//! Test-only: the deterministic pseudo-random source the randomized unit tests of the worker, the
+//! tokenizer and the JSON layer share (a 64-bit linear congruential generator, Knuth's MMIX
+//! constants), so a failing case replays from its seed on every machine.
 
 pub struct Lcg(pub u64);
 
 impl Lcg {
     /// The next 31 high bits of the state.
-    pub fn next(&mut self) -> usize {
+    pub fn next_bits(&mut self) -> usize {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -16,7 +16,7 @@ impl Lcg {
 
     /// A number in `0..n` (`0` when `n` is 0).
     pub fn below(&mut self, n: usize) -> usize {
-        self.next() % n.max(1)
+        self.next_bits() % n.max(1)
     }
 
     /// `len` fragments picked at random, joined.

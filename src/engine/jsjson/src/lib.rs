@@ -32,10 +32,6 @@ pub mod unescape;
 pub mod value;
 pub mod write;
 
-#[cfg(test)]
-#[path = "../test_rng.rs"]
-mod test_rng;
-
 pub use canonical::{
     fast_canonical, fast_canonical_observed, fast_canonical_of, fast_canonical_with, Canonical,
     Specials,

@@ -128,7 +128,7 @@ mod tests {
             "plain words ",
             "0123456789abcdef",
         ];
-        let mut rng = crate::test_rng::Lcg(11);
+        let mut rng = context_meter_test_rng::Lcg(11);
         for len in 0..600 {
             let s = rng.text(&fragments, len % 70);
             let mut out = String::new();

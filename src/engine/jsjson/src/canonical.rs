@@ -377,7 +377,7 @@ mod tests {
             "\u{1}",
             "\"",
         ];
-        let mut rng = crate::test_rng::Lcg(0x2545_F491);
+        let mut rng = context_meter_test_rng::Lcg(0x2545_F491);
         let (mut canonical, mut rewritten) = (0, 0);
         for _ in 0..4000 {
             let len = rng.below(5);
