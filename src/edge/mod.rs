@@ -24,6 +24,7 @@ pub mod reconcile;
 pub mod respond;
 pub mod routes;
 pub mod schemas;
+pub mod warm;
 
 use crate::edge::error::EdgeError;
 use crate::edge::families::Refused;
@@ -213,7 +214,7 @@ fn not_inlined<T>(f: impl FnOnce() -> T) -> T {
 
 async fn handle(
     route: &Route,
-    mut req: Request,
+    req: Request,
     env: &Env,
     ctx: &Context,
 ) -> std::result::Result<Response, Refused> {
@@ -288,48 +289,57 @@ async fn handle(
             respond::json(200, &doc).map_err(internal)
         }),
         Handler::Free(family) => apart(free_check(route, req, env, ctx, family)).await,
-        Handler::Paid(op) => {
-            let body = apart(intake(route, &mut req)).await?;
-            let parsed = families::parse(route.handler, &body)?;
-            let binding = call_binding(op, &req)?;
-            // The pack's contract asks for INVALID_RETRY_INPUT on a changed body: a keyed HMAC of
-            // (release, route, body) goes into the key's record. The criteria families keep nothing.
-            let fingerprint = match op {
-                PaidOp::BudgetPack => Some(
-                    payment::pack_fingerprint(env, route.path, &body)
-                        .ok_or(EdgeError::Misconfigured)?,
-                ),
-                _ => None,
-            };
-            drop(body);
-            if route.path == crate::engine::payment::mpp::PATH {
-                // The contract's second rail: same validation, engine and delivery; MPP payment.
-                let CallBinding::IdempotencyKey { key, .. } = &binding else {
-                    return Err(Box::new(IdempotencyKeyInvalid));
-                };
-                return apart(mpp::paid(
-                    route,
-                    op,
-                    &req,
-                    env,
-                    &parsed,
-                    key,
-                    fingerprint.as_deref(),
-                ))
-                .await;
-            }
-            apart(paid(
-                route,
-                op,
-                &req,
-                env,
-                &parsed,
-                &binding,
-                fingerprint.as_deref(),
-            ))
-            .await
-        }
+        Handler::Paid(op) => apart(paid_call(route, op, req, env)).await,
     }
+}
+
+/// A paid route from its capped body to its answer: free validation, the call's binding, then the
+/// rail's pipeline. A function of its own (see [`apart`]): inlined, it made `handle`'s poll a 50 KB
+/// function that every first request, `GET /` included, compiled.
+async fn paid_call(
+    route: &Route,
+    op: PaidOp,
+    mut req: Request,
+    env: &Env,
+) -> std::result::Result<Response, Refused> {
+    let body = apart(intake(route, &mut req)).await?;
+    let parsed = families::parse(route.handler, &body)?;
+    let binding = call_binding(op, &req)?;
+    // The pack's contract asks for INVALID_RETRY_INPUT on a changed body: a keyed HMAC of
+    // (release, route, body) goes into the key's record. The criteria families keep nothing.
+    let fingerprint = match op {
+        PaidOp::BudgetPack => Some(
+            payment::pack_fingerprint(env, route.path, &body).ok_or(EdgeError::Misconfigured)?,
+        ),
+        _ => None,
+    };
+    drop(body);
+    if route.path == crate::engine::payment::mpp::PATH {
+        // The contract's second rail: same validation, engine and delivery; MPP payment.
+        let CallBinding::IdempotencyKey { key, .. } = &binding else {
+            return Err(Box::new(IdempotencyKeyInvalid));
+        };
+        return apart(mpp::paid(
+            route,
+            op,
+            &req,
+            env,
+            &parsed,
+            key,
+            fingerprint.as_deref(),
+        ))
+        .await;
+    }
+    apart(paid(
+        route,
+        op,
+        &req,
+        env,
+        &parsed,
+        &binding,
+        fingerprint.as_deref(),
+    ))
+    .await
 }
 
 /// How a paid call is bound to its payment, decided here only (free, before any payment): the
