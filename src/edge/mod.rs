@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod respond;
 pub mod routes;
 pub mod schemas;
+pub mod warm;
 
 use crate::edge::pipeline::{apart, handle};
 use crate::edge::routes::{Handler, Verb};
