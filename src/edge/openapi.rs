@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document of every route in the table: request and delivered body schemas
-//! ([`schemas`]), the one flat refusal shape per status with that status's closed codes, the
+//! ([`route_docs`], [`schemas`]), the one flat refusal shape per status with that status's closed codes, the
 //! headers (Idempotency-Key, PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPONSE, Retry-After,
 //! the pack's Report-Signature) and each route's price in force as `x-access` — the same value
 //! `GET /` states for the route, so the two cannot differ.
@@ -7,7 +7,7 @@
 use crate::edge::describe::{access, SERVICE, VERSION};
 use crate::edge::family::{PaidOp, Rail};
 use crate::edge::routes::{routes, Handler, Route, Verb};
-use crate::edge::schemas;
+use crate::edge::{route_docs, schemas};
 use crate::engine::allowance::Limits;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -59,8 +59,8 @@ fn refusal_response(handler: Handler, status: u16, codes: &[&'static str]) -> Va
     let refusal = schemas::refusal_schema(codes);
     // The could-not-measure report of context-composition is answered signed with 422.
     let schema = match (Some(status) == unmeasured_status(handler), codes.is_empty()) {
-        (true, true) => schemas::report_schema(handler),
-        (true, false) => json!({"anyOf": [schemas::report_schema(handler), refusal]}),
+        (true, true) => route_docs::report_schema(handler),
+        (true, false) => json!({"anyOf": [route_docs::report_schema(handler), refusal]}),
         _ => refusal,
     };
     json!({"description": status_text(status), "headers": headers, "content": json_content(schema)})
@@ -76,7 +76,7 @@ fn unmeasured_status(handler: Handler) -> Option<u16> {
 
 fn delivered(handler: Handler) -> Value {
     let mut headers = Map::new();
-    if schemas::signs_in_header(handler) {
+    if route_docs::signs_in_header(handler) {
         headers.insert("Report-Signature".into(), header("base64 of {alg, key_id, sig} JSON: Ed25519 over the RFC 8785 (JCS) bytes of the body as sent"));
     }
     if matches!(handler, Handler::Paid(..)) {
@@ -86,7 +86,7 @@ fn delivered(handler: Handler) -> Value {
         );
     }
     json!({"description": "Signed report", "headers": headers,
-           "content": json_content(schemas::report_schema(handler))})
+           "content": json_content(route_docs::report_schema(handler))})
 }
 
 /// The pack's MPP route (the contract's second rail: `Payment` HTTP auth, problem+json refusals).
@@ -146,7 +146,7 @@ fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limi
         }
     }
     let mut by_status: BTreeMap<u16, Vec<&'static str>> = BTreeMap::new();
-    for (code, status) in schemas::refusals(route.handler) {
+    for (code, status) in route_docs::refusals(route.handler) {
         by_status.entry(status).or_default().push(code);
     }
     // A paid op's could-not-measure report (composition's R-7..R-9) is delivered signed, unpaid.
@@ -182,8 +182,8 @@ fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limi
         mpp_answers(&mut op);
     }
     if let (Some(schema), Some(example)) = (
-        schemas::request_schema(route.handler),
-        schemas::request_example(route.handler),
+        route_docs::request_schema(route.handler),
+        route_docs::request_example(route.handler),
     ) {
         op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema, "example": example}}});
     }
@@ -310,7 +310,7 @@ mod tests {
                 let label = op["x-access"]["label"].as_str().unwrap();
                 assert_eq!(op["x-payment-info"]["price"]["amount"], label[1..]);
             }
-            for (code, status) in schemas::refusals(route.handler) {
+            for (code, status) in route_docs::refusals(route.handler) {
                 let content = &op["responses"][status.to_string()]["content"];
                 let schema = match &content["application/json"] {
                     Value::Null => &content["application/problem+json"]["schema"],

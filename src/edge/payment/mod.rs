@@ -243,7 +243,7 @@ pub(crate) fn resource_url(req: &Request, route_id: &str) -> String {
 fn listing(route_id: &str) -> payment::discovery::RouteListing {
     let route = crate::edge::routes::find(crate::edge::routes::Verb::Post, route_id);
     match route {
-        Some(route) => crate::edge::schemas::listing(route),
+        Some(route) => crate::edge::route_docs::listing(route),
         None => payment::discovery::RouteListing {
             description: format!("context-meter {route_id}"),
             method: "POST",

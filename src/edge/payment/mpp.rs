@@ -23,6 +23,7 @@
 //! PAYMENT_LEASE_MS and PAY_ATTEMPTS_PER_KEY. Secret: IDEMPOTENCY_SECRET, else derived from
 //! SIGNING_KEY (the pack fingerprint's secret).
 
+use crate::edge::deliver::{record_ledger_row, run_engine, sign_for, Chargeable};
 use crate::edge::engines::Runnable;
 use crate::edge::error::Refused;
 use crate::edge::family::PaidOp;
@@ -31,8 +32,6 @@ use crate::edge::payment::binding::fingerprint_secret;
 use crate::edge::payment::facilitator::post_json;
 use crate::edge::payment::settle::count_guard_gap;
 use crate::edge::payment::{tunables, PaidCall};
-use crate::edge::pipeline::paid::{record_ledger_row, run_engine, Chargeable};
-use crate::edge::pipeline::sign_for;
 use crate::edge::{config, ledger, metrics};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{Decision, RECORD_TTL_MS};

@@ -3,9 +3,10 @@
 //! spent allowance answers 402 with the paid route's challenge.
 
 use super::{apart, intake, now_ms, price_units, sign_for};
+use crate::edge::engines::Checked;
 use crate::edge::error::{EdgeError, Refused};
 use crate::edge::family::{Family, Rail};
-use crate::edge::{allowance, config, engines, metrics, payment, respond, routes};
+use crate::edge::{allowance, config, metrics, payment, respond, routes};
 use crate::engine::allowance::Decision;
 use serde_json::Value;
 use worker::{Context, Env, Request, Response};
@@ -27,7 +28,7 @@ pub async fn check(
         .ok()
         .flatten()
         .filter(|h| !h.is_empty());
-    let caller = engines::free_caller(&mut *checked, family, header_caller)?;
+    let caller = free_caller(&mut *checked, family, header_caller)?;
     // Every refusal a free check can give is decided before the allowance is touched: the
     // engine is pure and deterministic, so the report is computed first, and dropped unseen
     // when the allowance then refuses the call.
@@ -102,4 +103,106 @@ fn count_free_use(env: &Env, ctx: &Context, family: &'static Family, now: u64) {
             let _ = bound.run().await;
         }
     });
+}
+
+/// The free check's wallet, decided before the allowance is touched: the body's `caller` where the
+/// family's input has one, else `header` (the non-empty `X-Caller`), on every family alike. It must
+/// be a Solana or an EVM address (counted under its lower-case form). The wallet is given to the
+/// request (token-efficiency's pre-check requires one), so a wallet named only in the header is
+/// answered like one in the body.
+pub fn free_caller(
+    checked: &mut dyn Checked,
+    family: &Family,
+    header: Option<String>,
+) -> Result<String, Refused> {
+    let in_body = family
+        .caller
+        .in_body
+        .then(|| checked.body_caller().map(str::to_owned))
+        .flatten();
+    let caller = in_body
+        .or(header)
+        .ok_or_else(|| (family.caller.refusal)(false))?;
+    if !crate::engine::wallet::is_wallet_address(&caller) {
+        return Err((family.caller.refusal)(true));
+    }
+    checked.name_caller(&caller);
+    Ok(crate::engine::wallet::allowance_name(&caller))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::family;
+
+    /// 32 zero bytes in base58: a valid Solana address.
+    const WALLET: &str = "11111111111111111111111111111111";
+    const OTHER_WALLET: &str = "11111111111111111111111111111112";
+
+    fn free_bodies() -> [(&'static Family, String); 3] {
+        [
+            (
+                &family::TOKEN_EFFICIENCY,
+                r#"{"payload":"a b c","budget_tokens":5}"#.to_owned(),
+            ),
+            (
+                &family::CONTEXT_COMPOSITION,
+                r#"{"envelope_version":"context-composition-envelope/1","declared_format_id":"anthropic-messages","record":[{"role":"user","content":"hi"}]}"#.to_owned(),
+            ),
+            (
+                &family::BUDGET_PACK,
+                r#"{"sources":[{"id":"s","text":"abcd"}],"candidates":[{"id":"c","sourceId":"s","start":0,"end":4,"costUnits":1}],"budgetUnits":5}"#.to_owned(),
+            ),
+        ]
+    }
+
+    fn parsed(family: &Family, body: &str) -> Box<dyn Checked> {
+        let free = family.free.as_ref().expect("a free check");
+        match (free.body.parse)(body.as_bytes()) {
+            Ok(parsed) => parsed,
+            Err(refused) => panic!("{}: {}", family.id, refused.code()),
+        }
+    }
+
+    #[test]
+    fn a_wallet_in_the_header_alone_serves_every_free_check() {
+        for (family, body) in free_bodies() {
+            let missing = free_caller(&mut *parsed(family, &body), family, None);
+            assert_eq!(missing.err().map(|r| r.code()), Some("caller_missing"));
+            let invalid = free_caller(&mut *parsed(family, &body), family, Some("0OIl".into()));
+            assert_eq!(invalid.err().map(|r| r.code()), Some("caller_invalid"));
+            let mut request = parsed(family, &body);
+            let wallet = free_caller(&mut *request, family, Some(WALLET.into()));
+            assert_eq!(wallet.ok().as_deref(), Some(WALLET), "{}", family.id);
+            // The pre-check answers it: nothing is left to refuse after the allowance.
+            let report = request.precheck(0);
+            assert!(report.is_ok(), "{}", family.id);
+            // An EVM address is a wallet too, counted under its lower-case form.
+            let evm = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+            let mut request = parsed(family, &body);
+            let wallet = free_caller(&mut *request, family, Some(evm.into()));
+            let folded = evm.to_ascii_lowercase();
+            assert_eq!(
+                wallet.ok().as_deref(),
+                Some(folded.as_str()),
+                "{}",
+                family.id
+            );
+            assert!(request.precheck(0).is_ok(), "{}", family.id);
+            let short = free_caller(&mut *parsed(family, &body), family, Some(evm[..41].into()));
+            assert_eq!(short.err().map(|r| r.code()), Some("caller_invalid"));
+        }
+    }
+
+    #[test]
+    fn a_body_caller_outranks_the_header() {
+        let body = format!(r#"{{"payload":"a b c","budget_tokens":5,"caller":"{WALLET}"}}"#);
+        let mut request = parsed(&family::TOKEN_EFFICIENCY, &body);
+        let wallet = free_caller(
+            &mut *request,
+            &family::TOKEN_EFFICIENCY,
+            Some(OTHER_WALLET.into()),
+        );
+        assert_eq!(wallet.ok().as_deref(), Some(WALLET));
+    }
 }

@@ -8,16 +8,15 @@ pub mod intake;
 pub mod paid;
 pub mod service;
 
+pub(crate) use crate::edge::deliver::{now_ms, sign_for};
+
 use crate::edge::config;
 use crate::edge::error::Refused;
-use crate::edge::family::{Family, PaidOp, SignatureAt};
-use crate::edge::respond;
+use crate::edge::family::PaidOp;
 use crate::edge::routes::{Handler, Route};
-use crate::engine::sign::ReportSigner;
-use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::Pin;
-use worker::{Context, Date, Env, Request, Response};
+use worker::{Context, Env, Request, Response};
 
 /// `future` behind a vtable: its poll function stays a wasm function of its own instead of being
 /// inlined into its caller's. V8 compiles a wasm function on its first call, so a fresh isolate's
@@ -59,22 +58,4 @@ pub async fn handle(
 /// The price of a paid op: `[vars]` override, else the published price.
 pub fn price_units(env: &Env, op: &PaidOp) -> u64 {
     config::var_u64(env, op.price_var, op.default_price_units)
-}
-
-/// Signs a family's report where the family's table says the signature goes: in the body, or
-/// detached into `Report-Signature` (a closed published output schema stays byte-exact).
-pub(crate) fn sign_for(
-    family: &Family,
-    status: u16,
-    report: Map<String, Value>,
-    signer: &ReportSigner,
-) -> Result<Response, Refused> {
-    Ok(match family.signature {
-        SignatureAt::Member => respond::signed(status, report, signer)?,
-        SignatureAt::Header => respond::signed_detached(status, report, signer)?,
-    })
-}
-
-pub(crate) fn now_ms() -> u64 {
-    Date::now().as_millis()
 }

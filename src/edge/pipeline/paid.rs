@@ -4,6 +4,7 @@
 //! delivered releases the claim; nothing is settled for it.
 
 use super::{apart, intake, now_ms, price_units, sign_for};
+use crate::edge::deliver::{record_ledger_row, run_engine, Chargeable};
 use crate::edge::engines::Runnable;
 use crate::edge::error::{EdgeError, Refused};
 use crate::edge::family::{KeyRule, PaidOp, Rail};
@@ -13,8 +14,6 @@ use crate::edge::payment::{self, Gate, PaidCall};
 use crate::edge::routes::Route;
 use crate::edge::{config, ledger, metrics};
 use crate::engine::payment::binding::CallBinding;
-use crate::engine::sign::ReportSigner;
-use crate::engine::Delivery;
 use worker::{Env, Request, Response};
 
 /// A paid route (`Handler::Paid`).
@@ -119,44 +118,4 @@ async fn x402(
         .headers_mut()
         .set("payment-response", &settled.payment_response_header);
     Ok(response)
-}
-
-/// What the engine produced for a paid call.
-pub(crate) enum Chargeable {
-    /// A result to charge for: settle, then deliver it.
-    Yes(Delivery),
-    /// Could-not-measure: delivered, signed, and never charged.
-    No(Response),
-}
-
-/// Runs the engine (its wall time observed): a chargeable result, the signed unchargeable answer,
-/// or the engine's refusal.
-pub(crate) fn run_engine(
-    op: &PaidOp,
-    runnable: &dyn Runnable,
-    signer: &ReportSigner,
-    now: u64,
-) -> Result<Chargeable, Refused> {
-    let outcome = runnable.run(now);
-    metrics::engine_latency(now_ms().saturating_sub(now));
-    match outcome? {
-        delivery if delivery.chargeable => Ok(Chargeable::Yes(delivery)),
-        unpaid => sign_for(op.family, unpaid.status, unpaid.report, signer).map(Chargeable::No),
-    }
-}
-
-/// Writes the delivered call's ledger row. The payer has paid: the result is delivered even when
-/// the row cannot be written, and the gap shows in the metrics.
-pub(crate) async fn record_ledger_row(
-    env: &Env,
-    op: &PaidOp,
-    facts: &ledger::PaymentFacts,
-    columns: &[(&'static str, crate::engine::LedgerValue)],
-) {
-    if ledger::record(env, op.family, facts, columns)
-        .await
-        .is_err()
-    {
-        metrics::payment(op.family.id, "ledger_failed");
-    }
 }
