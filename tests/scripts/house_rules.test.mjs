@@ -63,8 +63,7 @@ export function importGraph(sources) {
       }
       const to = owner(target);
       const self = me.join('::');
-      const isAncestor = to !== null && (to === '' ? true : (self + '::').startsWith(to + '::'));
-      if (to !== null && to !== self && !isAncestor) targets.add(to);
+      if (to !== null && to !== self && !(self + '::').startsWith(to + '::')) targets.add(to);
     }
     edges.set(me.join('::'), targets);
   }
@@ -119,13 +118,11 @@ function nestedCrates(dir) {
 function crates() {
   const src = join(ROOT, 'src');
   const nested = nestedCrates(src);
-  const inNested = (f) => nested.some((d) => f.startsWith(d + sep));
-  return [{ root: src, own: (f) => !inNested(f) }, ...nested.map((d) => ({ root: join(d, 'src'), own: (f) => !nested.some((n) => n !== d && n.startsWith(d + sep) && f.startsWith(n + sep)) }))]
-    .map(({ root, own }) => {
-      const files = rustFiles(root).filter(own);
-      const sources = Object.fromEntries(files.map((f) => [relative(root, f).split(sep).join('/'), readFileSync(f, 'utf8')]));
-      return { root, sources };
-    });
+  const worker = rustFiles(src).filter((f) => !nested.some((d) => f.startsWith(d + sep)));
+  return [[src, worker], ...nested.map((d) => [join(d, 'src'), rustFiles(join(d, 'src'))])].map(([root, files]) => ({
+    root,
+    sources: Object.fromEntries(files.map((f) => [relative(root, f).split(sep).join('/'), readFileSync(f, 'utf8')])),
+  }));
 }
 
 test('the cycle finder sees a loop between two siblings and round three modules, and none in a tree', () => {
