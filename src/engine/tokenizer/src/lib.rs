@@ -25,6 +25,7 @@
 //!
 //! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
+mod block_merge;
 mod bpe;
 mod cache;
 mod prefix;
