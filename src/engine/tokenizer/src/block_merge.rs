@@ -1,32 +1,34 @@
 //! The merge of a window of up to [`WINDOW`] bytes (a chunk of a long piece, see
 //! `bpe::merge_chunked`) without a heap: the same merge order as the heap merge, the lowest rank
-//! first and the leftmost among equals, found by a two-level minimum.
+//! first and the leftmost among equals, found by a three-level minimum.
 //!
-//! Each live part's pair with its next part has one key, `rank << 10 | start` (`u32::MAX` when the
+//! Each live part's pair with its next part has one key, `rank << 12 | start` (`u32::MAX` when the
 //! two bytes joined are no token, or the part is dead), so the smallest key is the pair to merge and
-//! names where it is. Keys sit in blocks of [`BLOCK`] positions with each block's minimum kept
-//! beside them: finding the next merge reads the block minima, and a merge rescans the one or two
-//! blocks whose minimum it raised. All of it is straight-line compares the compiler turns into
+//! names where it is. Keys sit in blocks of [`BLOCK`] positions, blocks in groups of [`GROUP`],
+//! each block's and group's minimum kept beside them: finding the next merge reads the 16 group
+//! minima, and a merge rescans the few blocks and groups whose minimum it raised. All of it is straight-line compares the compiler turns into
 //! conditional moves. A binary heap over the same pairs mispredicted a branch at most levels of
 //! every pop, and spent more time there than in the rank lookups.
 
 use super::bpe::{PairRank, NO_RANK};
 use super::tables::{byte_rank, two_byte_rank};
 
-/// Most bytes one window holds (a position fits the key's low 10 bits).
-pub const WINDOW: usize = 1024;
+/// Most bytes one window holds (a position fits the key's low 12 bits).
+pub const WINDOW: usize = 4096;
 
-/// Positions per block (a power of two).
-const BLOCK: usize = 32;
+/// Positions per block, and blocks per group (powers of two).
+const BLOCK: usize = 16;
+const GROUP: usize = 16;
 
 const BLOCKS: usize = WINDOW / BLOCK;
+const GROUPS: usize = BLOCKS / GROUP;
 
 const NO_KEY: u32 = u32::MAX;
 
 /// Bits of a key that hold the start position.
-const POSITION_BITS: u32 = 10;
+const POSITION_BITS: u32 = 12;
 
-const _: () = assert!(WINDOW == 1 << POSITION_BITS && WINDOW % BLOCK == 0);
+const _: () = assert!(WINDOW == 1 << POSITION_BITS && BLOCKS % GROUP == 0 && GROUPS == 16);
 
 /// The key of the pair at `start` ranked `rank` (`NO_RANK`: no pair).
 #[inline(always)]
@@ -39,50 +41,68 @@ fn key(rank: u32, start: usize) -> u32 {
     }
 }
 
-/// Smallest of `keys` (a fixed-size block: unrolled into conditional moves).
+/// Smallest of 16 keys (a fixed size: unrolled into conditional moves).
 #[inline(always)]
 fn min_of(keys: &[u32]) -> u32 {
+    let keys: &[u32; 16] = keys.try_into().expect("sixteen keys");
     keys.iter().fold(NO_KEY, |least, &k| least.min(k))
 }
 
-/// Scratch of one window merge: parts as a doubly linked list over their start offsets.
+/// Scratch of one window merge: parts as a doubly linked list over their start offsets. Only the
+/// first window's worth of each array is initialised and read.
 pub struct BlockMerge {
-    keys: [u32; WINDOW],
-    block_min: [u32; BLOCKS],
-    ids: [u32; WINDOW],
+    keys: Vec<u32>,
+    /// Minimum key of each block of [`BLOCK`] keys, and of each group of [`GROUP`] blocks.
+    block_min: Vec<u32>,
+    group_min: [u32; GROUPS],
+    ids: Vec<u32>,
     /// `next[i]`: start of the part after the part at `i` (the window length after the last).
-    next: [u16; WINDOW],
+    next: Vec<u16>,
     /// `prev[i]`: start of the part before the part at `i` (`u16::MAX` for the first).
-    prev: [u16; WINDOW],
+    prev: Vec<u16>,
 }
 
 impl BlockMerge {
-    pub fn new() -> Box<BlockMerge> {
-        Box::new(BlockMerge {
-            keys: [NO_KEY; WINDOW],
-            block_min: [NO_KEY; BLOCKS],
-            ids: [0; WINDOW],
-            next: [0; WINDOW],
-            prev: [0; WINDOW],
-        })
+    pub fn new() -> BlockMerge {
+        BlockMerge {
+            keys: vec![NO_KEY; WINDOW],
+            block_min: vec![NO_KEY; BLOCKS],
+            group_min: [NO_KEY; GROUPS],
+            ids: vec![0; WINDOW],
+            next: vec![0; WINDOW],
+            prev: vec![0; WINDOW],
+        }
     }
 
     #[inline(always)]
-    fn rescan(&mut self, block: usize) {
+    fn rescan_block(&mut self, block: usize) -> u32 {
         let from = block * BLOCK;
-        self.block_min[block] = min_of(&self.keys[from..from + BLOCK]);
+        let least = min_of(&self.keys[from..from + BLOCK]);
+        self.block_min[block] = least;
+        least
     }
 
-    /// Sets the key at `start` and keeps its block's minimum right.
+    #[inline(always)]
+    fn rescan_group(&mut self, group: usize) {
+        let from = group * GROUP;
+        self.group_min[group] = min_of(&self.block_min[from..from + GROUP]);
+    }
+
+    /// Sets the key at `start` and keeps its block's and group's minima right.
     #[inline(always)]
     fn set_key(&mut self, start: usize, new: u32) {
         let old = self.keys[start];
         self.keys[start] = new;
-        let block = start / BLOCK;
+        let (block, group) = (start / BLOCK, start / BLOCK / GROUP);
         if new < self.block_min[block] {
             self.block_min[block] = new;
+            self.group_min[group] = self.group_min[group].min(new);
         } else if old == self.block_min[block] && new != old {
-            self.rescan(block);
+            // The block's minimum rose: so may its group's.
+            self.rescan_block(block);
+            if old == self.group_min[group] {
+                self.rescan_group(group);
+            }
         }
     }
 
@@ -94,6 +114,7 @@ impl BlockMerge {
             return;
         }
         let blocks = n.div_ceil(BLOCK);
+        let groups = blocks.div_ceil(GROUP);
         for (i, &byte) in window.iter().enumerate() {
             self.ids[i] = byte_rank(byte);
             self.next[i] = i as u16 + 1;
@@ -102,13 +123,19 @@ impl BlockMerge {
         for (i, pair) in window.windows(2).enumerate() {
             self.keys[i] = key(two_byte_rank(pair[0], pair[1]), i);
         }
-        // The last part has no pair, nor have the positions past the window in its last block.
+        // The last part has no pair, nor have the positions past the window in its last block,
+        // nor the blocks past it in its last group.
         self.keys[n - 1..blocks * BLOCK].fill(NO_KEY);
+        self.block_min[blocks..groups * GROUP].fill(NO_KEY);
+        self.group_min = [NO_KEY; GROUPS];
         for block in 0..blocks {
-            self.rescan(block);
+            self.rescan_block(block);
+        }
+        for group in 0..groups {
+            self.rescan_group(group);
         }
         loop {
-            let least = min_of(&self.block_min[..blocks]);
+            let least = min_of(&self.group_min);
             if least == NO_KEY {
                 break;
             }
