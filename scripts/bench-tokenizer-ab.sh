@@ -15,7 +15,10 @@ rm -rf "$work/base" && mkdir -p "$work/base" "$work/src"
 # A base from before the tokenizer became a self-contained crate kept its build script, data and
 # test generator outside src/engine/tokenizer.
 if git cat-file -e "$base:src/engine/tokenizer/build.rs" 2>/dev/null; then
-  git archive "$base" src/engine/tokenizer | tar -x -C "$work/base"
+  # From d78611f on, the tokenizer's dev-dependency (the seeded test generator) is a sibling crate.
+  paths=(src/engine/tokenizer)
+  git cat-file -e "$base:src/engine/test_rng/Cargo.toml" 2>/dev/null && paths+=(src/engine/test_rng)
+  git archive "$base" "${paths[@]}" | tar -x -C "$work/base"
 else
   git archive "$base" src/engine/tokenizer src/engine/test_rng.rs build.rs data/cl100k_base.tiktoken \
     data/js-unicode-classes.txt | tar -x -C "$work/base"

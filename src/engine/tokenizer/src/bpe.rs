@@ -9,24 +9,27 @@
 //! invalid UTF-8 is looked up among the byte tokens. So [`merge_rank`] strips one leading EF BB BF
 //! from valid UTF-8 before the lookup, and a part's emitted id is that same rank.
 //!
-//! Two merge engines give identical results: a quadratic scan for short pieces (fast on the small
-//! pieces ordinary text has) and a heap over a linked list for long ones (O(n log n), so one huge
-//! word costs about as much per byte as ordinary text). A piece over [`2 * CHUNK`](CHUNK) bytes is
-//! merged chunk by chunk and each junction healed ([`merge_chunked`]): a merge result is the unique
-//! token sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the
-//! healed concatenation is the piece's merge result, and each chunk's heap stays in cache.
+//! Three merge engines give identical results: a quadratic scan for short pieces (fast on the
+//! small pieces ordinary text has), the block merge of block_merge.rs for windows of up to
+//! [`WINDOW`] bytes, and a heap over a linked list for longer windows and pieces holding EF BB BF
+//! (O(n log n)). A piece over [`SHORT_PIECE`] bytes free of EF BB BF is merged in chunks of at most
+//! [`CHUNK`] bytes, each junction healed ([`merge_chunked`]): a merge result is the unique token
+//! sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the healed
+//! concatenation is the piece's merge result, each chunk stays in L1 and one huge word costs about
+//! as much per byte as a chunk.
 //!
 //! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most
 //! 16 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
 //! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
+use super::block_merge::{BlockMerge, WINDOW};
 use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-const NO_RANK: u32 = u32::MAX;
+pub(crate) const NO_RANK: u32 = u32::MAX;
 
 /// Pieces up to this many bytes use the quadratic scan, over fixed arrays on the stack.
 const SHORT_PIECE: usize = 96;
@@ -36,9 +39,9 @@ const SHORT_PIECE: usize = 96;
 /// `memset` and `memcpy` cost more than merging a word of a few bytes.
 const TINY_PIECE: usize = 24;
 
-/// Chunk size of [`merge_chunked`] in bytes: a chunk's heap and parts (24 bytes a byte) fit in L1.
-/// On a 256 KiB piece of random letters, merging 1 KiB chunks costs 45 ns a byte against 125 ns
-/// for one heap over the whole piece.
+/// Chunk size of [`merge_chunked`] in bytes: a quarter of the block merge's window (12 KiB of its scratch stays
+/// in L1). On a 256 KiB piece of random letters, merging 1 KiB chunks with a heap cost 45 ns a byte
+/// against 125 ns for one heap over the whole piece.
 const CHUNK: usize = 1024;
 
 /// Bytes of merged tokens a junction heal first takes back before re-merging (then 4× more each
@@ -48,7 +51,7 @@ const HEAL_MARGIN: usize = 16;
 /// Caps what one junction can cost: a heal whose margin grows past this many bytes a side gives up,
 /// and the whole piece is merged with one heap instead (the windows merged before that hold at
 /// most about 2 × (16 + 64 + … + 4096) bytes).
-const HEAL_LIMIT: usize = 4 * CHUNK;
+const HEAL_LIMIT: usize = 4096;
 
 /// gpt-tokenizer's rank of a merged part's bytes (see the module doc).
 #[inline]
@@ -60,12 +63,12 @@ pub fn merge_rank(bytes: &[u8]) -> Option<u32> {
 }
 
 /// How a merge ranks two adjacent parts with ids `a` and `b` whose joined bytes are `joined`.
-trait PairRank {
+pub(crate) trait PairRank {
     fn rank(&mut self, a: u32, b: u32, joined: &[u8]) -> u32;
 }
 
 /// Straight from the tables, with gpt-tokenizer's rank function (any piece).
-struct Plain;
+pub(crate) struct Plain;
 
 impl PairRank for Plain {
     #[inline(always)]
@@ -125,7 +128,15 @@ fn merge_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
 /// cache.rs).
 #[inline]
 pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
-    if piece.len() <= PIECE_KEY {
+    // One or two bytes: a table read answers (no BOM fits in two bytes).
+    if let [byte] = *piece {
+        out.push(byte_rank(byte));
+    } else if let [first, second] = *piece {
+        match two_byte_rank(first, second) {
+            NO_RANK => out.extend([byte_rank(first), byte_rank(second)]),
+            rank => out.push(rank),
+        }
+    } else if piece.len() <= PIECE_KEY {
         let key = piece_key(piece);
         if let Some(entry) = caches.piece(key, piece.len()) {
             if entry.count() <= PIECE_IDS {
@@ -145,7 +156,11 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
 /// Number of ids of `piece`, through `caches` (see cache.rs); `scratch` serves pieces not cached.
 #[inline]
 pub fn count_piece_cached(piece: &[u8], scratch: &mut Vec<u32>, caches: &mut Caches) -> usize {
-    if piece.len() <= PIECE_KEY {
+    if let [first, second] = *piece {
+        1 + usize::from(two_byte_rank(first, second) == NO_RANK)
+    } else if piece.len() == 1 {
+        1
+    } else if piece.len() <= PIECE_KEY {
         let key = piece_key(piece);
         if let Some(entry) = caches.piece(key, piece.len()) {
             return entry.count();
@@ -294,17 +309,61 @@ struct Part {
 
 const NO_PART: u32 = u32::MAX;
 
-/// Merge of a piece longer than [`SHORT_PIECE`]: chunked ([`merge_chunked`]) when it is over two
-/// chunks long and free of EF BB BF (where the rank function is irregular), else one heap.
+/// Merge of a piece longer than [`SHORT_PIECE`]: chunked ([`merge_chunked`]) when it is free of
+/// EF BB BF (where the rank function is irregular), else one heap.
 pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
     merge_long_with(piece, out, &mut Plain);
 }
 
 fn merge_long_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
-    if piece.len() > 2 * CHUNK && !contains_bom(piece) {
-        merge_chunked(piece, CHUNK, HEAL_LIMIT, out, ranks);
-    } else {
+    if contains_bom(piece) {
         merge_heap(piece, out, ranks);
+    } else {
+        merge_chunked(piece, CHUNK, HEAL_LIMIT, out, ranks);
+    }
+}
+
+/// Merge of a window of a long piece: the scan when it is short, the block merge up to
+/// [`WINDOW`] bytes, else one heap.
+#[inline]
+fn merge_window(
+    window: &[u8],
+    out: &mut Vec<u32>,
+    ranks: &mut impl PairRank,
+    blocks: &mut BlockMerge,
+) {
+    if window.len() <= TINY_PIECE {
+        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(window, ranks);
+        out.extend_from_slice(&merged.ids[..merged.parts]);
+    } else if window.len() <= SHORT_PIECE {
+        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(window, ranks);
+        out.extend_from_slice(&merged.ids[..merged.parts]);
+    } else if window.len() <= WINDOW {
+        blocks.merge(window, out, ranks);
+    } else {
+        merge_heap(window, out, ranks);
+    }
+}
+
+/// [`is_valid_pair`] with the merge's own rank source and no allocation for joined tokens up to
+/// [`SHORT_PIECE`] bytes.
+#[inline]
+fn valid_pair_with(left: u32, right: u32, ranks: &mut impl PairRank) -> bool {
+    let (a, b) = (token_bytes(left), token_bytes(right));
+    let n = a.len() + b.len();
+    if n > SHORT_PIECE {
+        return is_valid_pair(left, right);
+    }
+    let mut joined = [0u8; SHORT_PIECE];
+    joined[..a.len()].copy_from_slice(a);
+    joined[a.len()..n].copy_from_slice(b);
+    let joined = &joined[..n];
+    if n <= TINY_PIECE {
+        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(joined, ranks);
+        merged.ids[..merged.parts] == [left, right]
+    } else {
+        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(joined, ranks);
+        merged.ids[..merged.parts] == [left, right]
     }
 }
 
@@ -324,13 +383,18 @@ fn merge_chunked(
 ) {
     let base = out.len();
     let (mut window, mut middle) = (Vec::new(), Vec::new());
+    let mut blocks = BlockMerge::new();
     let mut start = 0;
     while start < piece.len() {
         // Byte-level: a chunk may end inside a code point (no rank lookup here decodes UTF-8;
         // the irregular BOM lookups never reach this function).
-        let end = (start + chunk).min(piece.len());
+        let mut end = (start + chunk).min(piece.len());
+        // Cut at a code point boundary when the chunk holds one (fewer junctions inside a token).
+        while end < piece.len() && end > start + 1 && piece[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
         window.clear();
-        merge_heap(&piece[start..end], &mut window, ranks);
+        merge_window(&piece[start..end], &mut window, ranks, &mut blocks);
         // The sequence is out[base..] (piece[..from]), middle (piece[from..to]), then
         // window[taken..] (piece[to..end]).
         let (mut from, mut to, mut taken) = (start, start, 0);
@@ -342,10 +406,10 @@ fn merge_chunked(
                 .first()
                 .or(window.get(taken))
                 .expect("a token after the junction");
-            let left_valid = out.len() == base || is_valid_pair(out[out.len() - 1], first);
+            let left_valid = out.len() == base || valid_pair_with(out[out.len() - 1], first, ranks);
             let right_valid = middle.is_empty()
                 || taken == window.len()
-                || is_valid_pair(middle[middle.len() - 1], window[taken]);
+                || valid_pair_with(middle[middle.len() - 1], window[taken], ranks);
             if left_valid && right_valid {
                 out.extend_from_slice(&middle);
                 out.extend_from_slice(&window[taken..]);
@@ -365,11 +429,17 @@ fn merge_chunked(
                 taken += 1;
             }
             middle.clear();
-            merge_heap(&piece[from..to], &mut middle, ranks);
+            merge_window(&piece[from..to], &mut middle, ranks, &mut blocks);
             margin *= 4;
         }
         start = end;
     }
+}
+
+/// [`merge_heap`] straight from the tables (the reference the block merge's test compares with).
+#[cfg(test)]
+pub(crate) fn merge_heap_plain(piece: &[u8], out: &mut Vec<u32>) {
+    merge_heap(piece, out, &mut Plain);
 }
 
 /// Heap merge: parts form a doubly linked list over their start offsets; the heap holds

@@ -57,6 +57,34 @@ fn class_at(bytes: &[u8], at: usize) -> (u8, usize) {
     (class_of(cp), len)
 }
 
+/// High bit of each byte of the little-endian word `w` that is not an ASCII letter.
+#[inline(always)]
+fn non_ascii_letters(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Lower-cased ASCII without its high bit: each byte at most 0x7F, so no sum below carries
+    // into the next byte.
+    let folded = (w | 0x2020_2020_2020_2020) & !HIGH;
+    let from_a = folded + ONES * (0x80 - b'a' as u64);
+    let past_z = folded + ONES * (0x80 - (b'z' as u64 + 1));
+    !(from_a & !past_z & !w) & HIGH
+}
+
+/// End of the run of letters starting at `at`: eight ASCII letters at a time while the text has
+/// them, then code point by code point.
+#[inline(always)]
+fn letters_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(word) = bytes.get(at..at + 8) {
+        let others = non_ascii_letters(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        if others != 0 {
+            at += others.trailing_zeros() as usize / 8;
+            break;
+        }
+        at += 8;
+    }
+    run_end(bytes, at, CLASS_LETTER)
+}
+
 /// End of the run of code points of class `class` starting at `at`.
 #[inline(always)]
 fn run_end(bytes: &[u8], mut at: usize, class: u8) -> usize {
@@ -96,7 +124,7 @@ pub fn piece_end(bytes: &[u8], start: usize) -> usize {
     }
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if c0 == CLASS_LETTER {
-        return run_end(bytes, start + w0, CLASS_LETTER);
+        return letters_end(bytes, start + w0);
     }
     let next = start + w0;
     let c1 = if next < len {
@@ -105,7 +133,7 @@ pub fn piece_end(bytes: &[u8], start: usize) -> usize {
         u8::MAX
     };
     if c0 != CLASS_NEWLINE && c0 != CLASS_NUMBER && c1 == CLASS_LETTER {
-        return run_end(bytes, next, CLASS_LETTER);
+        return letters_end(bytes, next);
     }
     // \p{N}{1,3}
     if c0 == CLASS_NUMBER {
@@ -341,6 +369,28 @@ mod tests {
                 "byte {b:#x}"
             );
         }
+    }
+
+    #[test]
+    fn eight_byte_letter_runs_find_the_first_other_byte() {
+        for b in 0..=255u8 {
+            let mut word = *b"abcdefgh";
+            for at in 0..8 {
+                word[at] = b;
+                let others = non_ascii_letters(u64::from_le_bytes(word));
+                let expected = if b.is_ascii_alphabetic() { 8 } else { at };
+                assert_eq!(
+                    (others.trailing_zeros() / 8) as usize,
+                    expected.min(8),
+                    "{b:#x} at {at}"
+                );
+                word[at] = b'a' + at as u8;
+            }
+        }
+        assert_eq!(
+            split("ABCxyzQRSTuvwxyzé中 end"),
+            ["ABCxyzQRSTuvwxyzé中", " end"]
+        );
     }
 
     #[test]
