@@ -23,6 +23,8 @@ pub struct FastBody {
     pub members: Vec<(String, Value)>,
     /// Offsets in the payload of every `"`, `\` and byte below 0x20, ascending.
     pub specials: Vec<u32>,
+    /// The payload is ASCII (its characters are its bytes); `false` when not known to be.
+    pub payload_ascii: bool,
 }
 
 const MEMBERS: [&str; 5] = [
@@ -54,6 +56,7 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
     let mut members = Vec::with_capacity(MEMBERS.len());
     let mut seen = [false; MEMBERS.len()];
     let mut specials = Vec::new();
+    let mut payload_ascii = false;
     loop {
         if body.get(i) != Some(&b'"') {
             return None;
@@ -73,9 +76,10 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
             if body.get(i) != Some(&b'"') {
                 return None;
             }
-            let (end, payload) = unescape(body, i + 1, &mut specials)?;
-            i = end;
-            Value::String(payload)
+            let payload = unescape(body, i + 1, &mut specials)?;
+            i = payload.end;
+            payload_ascii = payload.ascii;
+            Value::String(payload.text)
         } else {
             let mut values = serde_json::Deserializer::from_slice(&body[i..]).into_iter();
             let value = values.next()?.ok()?;
@@ -93,7 +97,11 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
     if skip_whitespace(body, i + 1) != body.len() || !seen[0] {
         return None;
     }
-    Some(FastBody { members, specials })
+    Some(FastBody {
+        members,
+        specials,
+        payload_ascii,
+    })
 }
 
 #[cfg(test)]
@@ -147,6 +155,11 @@ mod tests {
                 .filter(|&at| matches!(text.as_bytes()[at as usize], b'"' | b'\\' | 0..=0x1f))
                 .collect();
             assert_eq!(fast.specials, scanned, "{literal}");
+            if text.is_ascii() {
+                assert!(fast.payload_ascii, "{literal}");
+            } else {
+                assert!(!fast.payload_ascii, "{literal}");
+            }
         }
     }
 

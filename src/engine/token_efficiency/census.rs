@@ -20,8 +20,7 @@ const COMPARED_BYTES_PER_BYTE: usize = 4;
 /// op then needs no walk of its own) and [`untouched_by_s1_to_s3`] feeds it on its own. Every rule
 /// lives here.
 pub struct Census {
-    /// Something reported is some rule's, or the census is [`Census::off`]: nothing more is
-    /// recorded.
+    /// Something reported is some rule's: nothing more is recorded.
     touched: bool,
     /// (length, sample, start) of the entries of the arrays open on the walk, innermost last.
     entries: Vec<(usize, u64, usize)>,
@@ -37,15 +36,6 @@ impl Census {
             entries: Vec::new(),
             compared: 0,
             compare_allowance: len.saturating_mul(COMPARED_BYTES_PER_BYTE),
-        }
-    }
-
-    /// A census that records nothing (its walk is wanted for something else): touched from the
-    /// start.
-    pub fn off() -> Census {
-        Census {
-            touched: true,
-            ..Census::new(0)
         }
     }
 

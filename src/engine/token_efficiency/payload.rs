@@ -54,14 +54,15 @@ pub fn canonical_form(
         Some(offsets) => Specials::Known { offsets, next: 0 },
         None => Specials::Scan,
     };
-    // One observer type either way (a census that is off records nothing), so the walk is
-    // compiled once: the worker's size, and the same code on both paths.
-    let mut census = if take_census {
-        Census::new(payload.len())
+    // The budget op's walk takes the census (through a `dyn` observer); the pre-check's walk needs
+    // none and is the walk observed by nobody, with no observer call per value (its own copy of
+    // the walk: a few KB of code for the pre-check's one pass).
+    let mut census = Census::new(payload.len());
+    let walked = if take_census {
+        jsjson::fast_canonical_observed(&payload, specials, MAX_DEPTH, &mut census)
     } else {
-        Census::off()
+        jsjson::fast_canonical_unobserved(&payload, specials, MAX_DEPTH)
     };
-    let walked = jsjson::fast_canonical_observed(&payload, specials, MAX_DEPTH, &mut census);
     let (text, is_json, unchanged) = match walked {
         Some(Canonical::Same) => (payload, true, true),
         Some(Canonical::Rewritten(canonical)) => (canonical, true, false),

@@ -145,18 +145,18 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     // The common body takes the fast path (one pass over the payload, which also tells the
     // canonical check where its quotes, backslashes and control bytes are); anything else, and
     // every refusal, takes the general one.
-    let (mut members, specials) = match fast.then(|| body::read(body)).flatten() {
+    let (mut members, specials, payload_ascii) = match fast.then(|| body::read(body)).flatten() {
         Some(fast) => {
             let members = fast
                 .members
                 .into_iter()
                 .map(|(k, v)| (k, Field::from_serde(v)))
                 .collect();
-            (members, Some(fast.specials))
+            (members, Some(fast.specials), fast.payload_ascii)
         }
         None => {
             let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
-            (body_members(text)?, None)
+            (body_members(text)?, None, false)
         }
     };
     if members
@@ -212,7 +212,12 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
         }
         Some(_) => return Err(Refusal::CallerInvalid),
     };
-    let payload_chars = payload.chars().count() as u64;
+    // An ASCII payload's characters are its bytes (the fast path noticed while unescaping).
+    let payload_chars = if payload_ascii {
+        payload.len() as u64
+    } else {
+        payload.chars().count() as u64
+    };
     let canonical = payload::canonical_form(payload, specials.as_deref(), take_census)?;
     let canonical_chars = if canonical.unchanged {
         payload_chars

@@ -83,6 +83,17 @@ pub fn fast_canonical_observed(
     fast_canonical_with(text, specials, max_depth, observer)
 }
 
+/// [`fast_canonical_with`] observed by nobody, told the specials: instantiated in this package for
+/// the `()` observer, so a walk that needs no census (the token-efficiency pre-check's) makes no
+/// observer call at all.
+pub fn fast_canonical_unobserved(
+    text: &str,
+    specials: Specials<'_>,
+    max_depth: usize,
+) -> Option<Canonical> {
+    fast_canonical_with(text, specials, max_depth, &mut ())
+}
+
 /// The output of [`fast_canonical_of`]: the source up to `flushed` is accounted for in `out`;
 /// source text after it stands as it is until the next replacement.
 struct Emitter {

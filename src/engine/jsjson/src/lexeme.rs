@@ -85,6 +85,29 @@ pub fn plain_run(bytes: &[u8]) -> usize {
     i
 }
 
+/// [`plain_run`], also telling whether any byte it looked at has its high bit set (`false`: the
+/// run is ASCII; `true` may be said of an ASCII run too, since bytes past the run are looked at).
+pub fn plain_run_seeing_high(bytes: &[u8]) -> (usize, bool) {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut high = 0;
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        high |= w;
+        let special = special_bytes(w);
+        if special != 0 {
+            return (
+                i + (special.trailing_zeros() / 8) as usize,
+                high & HIGHS != 0,
+            );
+        }
+        i += 8;
+    }
+    let run = i + plain_run(&bytes[i..]);
+    let tail_high = !bytes[i..run].is_ascii();
+    (run, high & HIGHS != 0 || tail_high)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +163,26 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn plain_run_seeing_high_agrees_and_never_misses_a_high_byte() {
+        let mut rng = context_meter_test_rng::Lcg(31);
+        let alphabet = [b'a', b' ', b'"', b'\\', 0x01, 0x7f, 0x80, 0xc3, 0xa9, 0xff];
+        for len in 0..80 {
+            for _ in 0..40 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect();
+                let (run, high) = plain_run_seeing_high(&bytes);
+                assert_eq!(run, plain_run(&bytes), "{bytes:?}");
+                if !bytes[..run].is_ascii() {
+                    assert!(high, "{bytes:?}");
+                }
+            }
+            let ascii = vec![b'a'; len];
+            assert_eq!(plain_run_seeing_high(&ascii), (len, false));
         }
     }
 

@@ -14,8 +14,8 @@
 //!
 //! Its own package (`context-meter-jsjson`) so the release profile builds these byte loops at
 //! opt-level 3 while the rest of the worker is built for size; the canonical walk is instantiated
-//! here for a `dyn` [`Observer`] ([`fast_canonical_observed`]) so its loop is compiled in this
-//! package too.
+//! here for a `dyn` [`Observer`] ([`fast_canonical_observed`]) and for none
+//! ([`fast_canonical_unobserved`]) so its loop is compiled in this package too.
 //!
 //! Invariants: pure; the same input gives the same bytes; nothing here keeps or renders input in
 //! an error (errors are closed enums).
@@ -33,8 +33,8 @@ pub mod value;
 pub mod write;
 
 pub use canonical::{
-    fast_canonical, fast_canonical_observed, fast_canonical_of, fast_canonical_with, Canonical,
-    Specials,
+    fast_canonical, fast_canonical_observed, fast_canonical_of, fast_canonical_unobserved,
+    fast_canonical_with, Canonical, Specials,
 };
 pub use escape::{has_lone_surrogate, js_length, write_js_string, write_utf16_string};
 pub use keys::{array_index, array_index_of, KeyOrder};

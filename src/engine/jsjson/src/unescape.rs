@@ -3,17 +3,30 @@
 //! quote every few bytes). Short runs between escapes are copied eight bytes at a time, written
 //! unconditionally (no copy call per run); longer runs are found first and copied at once.
 
-use super::lexeme::{hex4, plain_run, special_bytes};
+use super::lexeme::{hex4, plain_run_seeing_high, special_bytes};
+
+/// A string literal's text, as [`unescape`] reads it.
+pub struct Unescaped {
+    /// The index past the literal's closing quote.
+    pub end: usize,
+    pub text: String,
+    /// The text is ASCII (its characters are its bytes). `false` may also be said of ASCII text.
+    pub ascii: bool,
+}
 
 /// Unescapes the string literal whose content starts at `start` (after its opening quote):
-/// the index past its closing quote and its text. Records in `specials` the offset of every
-/// `"`, `\` and control byte written. `None` for an invalid or lone-surrogate escape, a raw
-/// control byte, an unterminated literal, or text that is not UTF-8.
-pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(usize, String)> {
+/// the index past its closing quote, its text, and whether it is ASCII (noticed on the way: no
+/// second pass). Records in `specials` the offset of every `"`, `\` and control byte written.
+/// `None` for an invalid or lone-surrogate escape, a raw control byte, an unterminated literal, or
+/// text that is not UTF-8.
+pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<Unescaped> {
     // The text is never longer than the literal's bytes; 8 bytes of slack for the wide writes
     // are covered because at least 8 input bytes remain whenever one is made.
     let mut out = vec![0u8; bytes.len() - start];
     let (mut i, mut o) = (start, 0);
+    // The OR of every word and run looked at: its high bits say whether a non-ASCII byte was seen
+    // (bytes past the literal's end may be seen too, which only costs the caller a count).
+    let mut high = 0u64;
     loop {
         // A short run (an escape-dense payload: a quote every few bytes) is copied eight bytes
         // at a time, written unconditionally; past 16 plain bytes the run is found first and
@@ -24,7 +37,9 @@ pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(
                 break;
             };
             out[o..o + 8].copy_from_slice(chunk);
-            let special = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
+            let word = u64::from_le_bytes(chunk.try_into().ok()?);
+            high |= word;
+            let special = special_bytes(word);
             if special != 0 {
                 let plain = (special.trailing_zeros() / 8) as usize;
                 i += plain;
@@ -36,7 +51,8 @@ pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(
             o += 8;
         }
         if !short {
-            let run = plain_run(&bytes[i..]);
+            let (run, run_high) = plain_run_seeing_high(&bytes[i..]);
+            high |= u64::from(run_high) << 7;
             out[o..o + run].copy_from_slice(&bytes[i..i + run]);
             i += run;
             o += run;
@@ -44,7 +60,11 @@ pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(
         let (written, read) = match *bytes.get(i)? {
             b'"' => {
                 out.truncate(o);
-                return Some((i + 1, String::from_utf8(out).ok()?));
+                return Some(Unescaped {
+                    end: i + 1,
+                    text: String::from_utf8(out).ok()?,
+                    ascii: high & 0x8080_8080_8080_8080 == 0,
+                });
             }
             // The one-letter escapes (nearly every escape of a payload that is JSON text: `\"`)
             // write one byte, all but `\/` a special one; `\u` decodes its code point.
@@ -53,6 +73,9 @@ pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<(
                     let (c, read) = unicode_escape(bytes, i)?;
                     if c == '"' || c == '\\' || c < ' ' {
                         specials.push(o as u32);
+                    }
+                    if !c.is_ascii() {
+                        high |= 0x80;
                     }
                     (c.encode_utf8(&mut out[o..]).len(), read)
                 }
