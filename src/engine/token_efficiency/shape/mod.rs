@@ -76,7 +76,7 @@ struct Document<'t> {
     text: &'t str,
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
-    replaced: HashMap<usize, String>,
+    replaced: HashMap<usize, String, AtomHash>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
@@ -88,6 +88,27 @@ struct Document<'t> {
     chars: u64,
     receipt: Vec<ReceiptEntry>,
 }
+
+/// Hashes an atom index with one multiplication (Fibonacci hashing): once S-3 has replaced an atom,
+/// every atom the live text reads is looked up, and SipHash cost more than the lookup's use.
+#[derive(Default, Clone, Copy)]
+struct AtomHasher(u64);
+
+impl std::hash::Hasher for AtomHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type AtomHash = std::hash::BuildHasherDefault<AtomHasher>;
 
 /// A field's keep path: its object keys joined with `.`, array positions skipped.
 #[derive(Debug, Clone)]

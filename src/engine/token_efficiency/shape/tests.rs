@@ -1,7 +1,7 @@
 //! The budget op's tests: S-1..S-4 against their definitions, the census against the tree, and
 //! reconciliation.
 
-use super::tree::{literal_char_len, literal_chars};
+use super::tree::{literal_char_len, literal_chars, literal_prefix_bytes};
 use super::*;
 use crate::engine::jsjson::{write_utf16_string as write_string, Value as JsValue};
 use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
@@ -97,6 +97,46 @@ fn literal_chars_count_each_escape_as_one_character() {
             "{content}"
         );
     }
+}
+
+/// The word-at-a-time prefix walk lands where the one-character walk lands, for every prefix
+/// length, over literals that mix ASCII runs (long and short) with escapes and multi-byte chars.
+#[test]
+fn literal_prefix_bytes_equal_a_character_walk() {
+    let naive = |content: &[u8], n: usize| {
+        let (mut i, mut taken) = (0, 0);
+        while i < content.len() && taken < n {
+            i += literal_char_len(&content[i..]);
+            taken += 1;
+        }
+        i
+    };
+    let fragments = [
+        "a",
+        "abcdefghijk",
+        "é",
+        "中",
+        "😀",
+        r#"\""#,
+        r"\\",
+        r"\n",
+        r"\u001f",
+        " ",
+        "0123456",
+    ];
+    let mut rng = context_meter_test_rng::Lcg(5);
+    let mut split_words = 0;
+    for len in 0..120 {
+        let content = rng.text(&fragments, len);
+        let bytes = content.as_bytes();
+        for n in 0..=literal_chars(bytes) + 2 {
+            let fast = literal_prefix_bytes(bytes, n);
+            assert_eq!(fast, naive(bytes, n), "{content} {n}");
+            // The fast path must also stop inside an ASCII run (a cut that is not a multiple of 8).
+            split_words += usize::from(fast % 8 != 0 && bytes[..fast].is_ascii());
+        }
+    }
+    assert!(split_words > 100, "{split_words}");
 }
 
 #[test]
