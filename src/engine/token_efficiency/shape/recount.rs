@@ -24,6 +24,23 @@ fn safe_cut(text: &str, at: usize) -> bool {
     }
 }
 
+/// Bytes at the start of `a` and `b` that are the same, cut back to a character boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let n = x.len().min(y.len());
+    let mut i = 0;
+    while i + 16 <= n && x[i..i + 16] == y[i..i + 16] {
+        i += 16;
+    }
+    while i < n && x[i] == y[i] {
+        i += 1;
+    }
+    while !(a.is_char_boundary(i) && b.is_char_boundary(i)) {
+        i -= 1;
+    }
+    i
+}
+
 /// A changed stretch: `submitted[t.0..t.1]` became `edited[e.0..e.1]`.
 #[derive(Clone, Copy)]
 struct Stretch {
@@ -44,20 +61,25 @@ impl Document<'_> {
             }
             let live = self.is_live_atom(atom);
             let written = if live { self.atom_text(atom) } else { "" };
-            let changed = !live || self.replaced.contains_key(&atom);
-            if changed {
+            // A rewritten atom changed only from where it first differs from its original (S-3
+            // keeps a string's first 2,000 characters).
+            let same = match self.replaced.get(&atom) {
+                Some(text) if live => common_prefix(&self.text[start..end], text),
+                None if live => written.len(),
+                _ => 0,
+            };
+            if same < written.len() || same < end - start {
+                let (t0, e0) = (start + same, e + same);
                 match stretches.last_mut() {
-                    Some(last) if last.t.1 == start && last.e.1 == e => {
+                    Some(last) if last.t.1 == t0 && last.e.1 == e0 => {
                         last.t.1 = end;
                         last.e.1 = e + written.len();
                     }
                     _ => stretches.push(Stretch {
-                        t: (start, end),
-                        e: (e, e + written.len()),
+                        t: (t0, end),
+                        e: (e0, e + written.len()),
                     }),
                 }
-            } else if edited.as_bytes().get(e..e + written.len())? != written.as_bytes() {
-                return None;
             }
             t = end;
             e += written.len();
