@@ -434,7 +434,7 @@ fn random_json(rng: &mut context_meter_test_rng::Lcg, depth: usize) -> String {
 
 /// The self-check over the changed stretches gives the full count of the edited text, whatever
 /// S-1..S-3 did; it disagrees with a chain that is off by one token, and refuses an edited text
-/// that is not the live text of the atoms.
+/// whose length is not the live text's.
 #[test]
 fn the_stretch_recount_is_the_full_count() {
     let mut rng = context_meter_test_rng::Lcg(23);
@@ -461,7 +461,7 @@ fn the_stretch_recount_is_the_full_count() {
         assert_eq!(doc.tokens, full, "the chain itself: {canonical}");
         // A chain off by one is caught by the comparison the op makes.
         assert_ne!(recounted, Some(doc.tokens + 1));
-        // A text that is not the atoms' live text is refused, not recounted.
+        // A text longer than the atoms' live text is refused, not recounted.
         let mut other = edited.clone();
         other.push(' ');
         assert_eq!(doc.recount_edited(&other, full), None);
