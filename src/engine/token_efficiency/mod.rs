@@ -103,7 +103,7 @@ pub fn run(req: &Request, now_ms: u64) -> Result<Delivery, Refusal> {
     // The json operation set reads its tree straight from the canonical text.
     let submitted = tokenizer::Tokenized::new(&req.canonical);
     let shaping = shape_submission(req, &submitted)?;
-    let (report, ledger) = report::budget_report(req, &shaping, now_ms);
+    let (report, ledger) = report::budget_report(req, shaping, now_ms);
     Ok(Delivery::delivered(report, ledger))
 }
 

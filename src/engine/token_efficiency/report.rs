@@ -144,12 +144,15 @@ pub fn grade(shaping: &Shaping, effective_budget: u64) -> Grade {
     }
 }
 
-/// The paid report and its ledger columns.
+/// The paid report and its ledger columns. The shaped text moves into the report (up to a whole
+/// 262 KB payload: it is not copied).
 pub fn budget_report(
     req: &Request,
-    shaping: &Shaping,
+    mut shaping: Shaping,
     now_ms: u64,
 ) -> (Map<String, Value>, Vec<(&'static str, LedgerValue)>) {
+    let shaped_text = std::mem::take(&mut shaping.shaped_text);
+    let shaping = &shaping;
     let budget = req.effective_budget();
     let verdict = verdict_line(
         shaping.submitted_tokens,
@@ -180,7 +183,7 @@ pub fn budget_report(
             "within_budget": shaping.shaped_tokens <= budget,
         }),
     );
-    m.insert("shaped_payload".into(), json!(shaping.shaped_text));
+    m.insert("shaped_payload".into(), Value::String(shaped_text));
     m.insert(
         "receipt".into(),
         Value::Array(shaping.receipt.iter().map(receipt_entry).collect()),

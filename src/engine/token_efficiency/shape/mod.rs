@@ -21,6 +21,7 @@
 //! ([`edit`]), S-1..S-3 ([`s_ops`]); S-4 and the order of the operations are here.
 
 mod edit;
+mod recount;
 mod s_ops;
 #[cfg(test)]
 mod tests;
@@ -76,7 +77,7 @@ struct Document<'t> {
     text: &'t str,
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
-    replaced: HashMap<usize, String>,
+    replaced: HashMap<usize, String, AtomHash>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
@@ -88,6 +89,27 @@ struct Document<'t> {
     chars: u64,
     receipt: Vec<ReceiptEntry>,
 }
+
+/// Hashes an atom index with one multiplication (Fibonacci hashing): once S-3 has replaced an atom,
+/// every atom the live text reads is looked up, and SipHash cost more than the lookup's use.
+#[derive(Default, Clone, Copy)]
+struct AtomHasher(u64);
+
+impl std::hash::Hasher for AtomHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type AtomHash = std::hash::BuildHasherDefault<AtomHasher>;
 
 /// A field's keep path: its object keys joined with `.`, array positions skipped.
 #[derive(Debug, Clone)]
@@ -126,9 +148,9 @@ pub struct Submission<'s, 't> {
 /// Cost: the submitted text is tokenized once (by the caller). When keep_fields is empty and
 /// [`census::untouched_by_s1_to_s3`] shows S-1..S-3 have nothing to act on, no tree is built.
 /// Otherwise S-1..S-3 count only the windows
-/// around their edits; when they edited anything, the edited text is counted once more, which
-/// checks the windowed chain against a full count and (tokenized with its prefix analysis when
-/// S-4 must run) serves the S-4 search. S-4 re-tokenizes
+/// around their edits, and the chain is checked: when S-4 must run, against the full count of the
+/// edited text tokenized with its prefix analysis for the search; when they brought it within
+/// budget, against a recount of the stretches they changed ([`recount`]). S-4 re-tokenizes
 /// only locally and reports the exact count of its output.
 pub fn shape(
     submission: &Submission<'_, '_>,
@@ -154,13 +176,14 @@ pub fn shape(
     }
     // S-1..S-3 on the tree, unless a one-pass census shows they find nothing to act on (text-only
     // payloads have no tree); `edited` holds the live text when they changed anything.
-    let (edited, floor, spans, mut receipt, tokens_now, chars_now) = if !json
+    let (edited, recounted, floor, spans, mut receipt, tokens_now, chars_now) = if !json
         || (keep.is_empty()
             && submission
                 .untouched
                 .unwrap_or_else(|| census::untouched_by_s1_to_s3(canonical)))
     {
         (
+            None,
             None,
             0,
             Vec::new(),
@@ -180,8 +203,22 @@ pub fn shape(
             doc.s3(0);
         }
         let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
+        // Within budget now: no S-4 search tokenizes the edited text in full, so the chain is
+        // checked over the changed stretches only ([`recount`]).
+        let recounted = edited
+            .as_deref()
+            .filter(|_| doc.tokens <= budget)
+            .and_then(|edited| doc.recount_edited(edited, submitted_tokens));
         let (floor, spans) = doc.protected_spans();
-        (edited, floor, spans, doc.receipt, doc.tokens, doc.chars)
+        (
+            edited,
+            recounted,
+            floor,
+            spans,
+            doc.receipt,
+            doc.tokens,
+            doc.chars,
+        )
     };
     // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
     // its count.
@@ -191,12 +228,13 @@ pub fn shape(
         .map(Tokenized::new);
     let current = retokenized.as_ref().unwrap_or(submitted);
     let text = edited.as_deref().unwrap_or(current.text());
-    // The chain of windowed counts must equal a full count of the text it describes.
+    // The chain of windowed counts must equal a count of the text it describes: the full count
+    // of the S-4 search's tokenization, or else the recount over the changed stretches.
     if let Some(edited) = edited.as_deref() {
-        let full = retokenized
+        let count = retokenized
             .as_ref()
-            .map_or_else(|| tokenizer::count(edited), Tokenized::count);
-        if full as u64 != tokens_now || edited.chars().count() as u64 != chars_now {
+            .map_or(recounted, |full| Some(full.count() as u64));
+        if count != Some(tokens_now) || edited.chars().count() as u64 != chars_now {
             return Err(Unreconciled);
         }
     }

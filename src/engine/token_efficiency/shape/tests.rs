@@ -1,7 +1,7 @@
 //! The budget op's tests: S-1..S-4 against their definitions, the census against the tree, and
 //! reconciliation.
 
-use super::tree::{literal_char_len, literal_chars};
+use super::tree::{literal_char_len, literal_chars, literal_prefix_bytes};
 use super::*;
 use crate::engine::jsjson::{write_utf16_string as write_string, Value as JsValue};
 use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
@@ -97,6 +97,46 @@ fn literal_chars_count_each_escape_as_one_character() {
             "{content}"
         );
     }
+}
+
+/// The word-at-a-time prefix walk lands where the one-character walk lands, for every prefix
+/// length, over literals that mix ASCII runs (long and short) with escapes and multi-byte chars.
+#[test]
+fn literal_prefix_bytes_equal_a_character_walk() {
+    let naive = |content: &[u8], n: usize| {
+        let (mut i, mut taken) = (0, 0);
+        while i < content.len() && taken < n {
+            i += literal_char_len(&content[i..]);
+            taken += 1;
+        }
+        i
+    };
+    let fragments = [
+        "a",
+        "abcdefghijk",
+        "é",
+        "中",
+        "😀",
+        r#"\""#,
+        r"\\",
+        r"\n",
+        r"\u001f",
+        " ",
+        "0123456",
+    ];
+    let mut rng = context_meter_test_rng::Lcg(5);
+    let mut split_words = 0;
+    for len in 0..120 {
+        let content = rng.text(&fragments, len);
+        let bytes = content.as_bytes();
+        for n in 0..=literal_chars(bytes) + 2 {
+            let fast = literal_prefix_bytes(bytes, n);
+            assert_eq!(fast, naive(bytes, n), "{content} {n}");
+            // The fast path must also stop inside an ASCII run (a cut that is not a multiple of 8).
+            split_words += usize::from(fast % 8 != 0 && bytes[..fast].is_ascii());
+        }
+    }
+    assert!(split_words > 100, "{split_words}");
 }
 
 #[test]
@@ -350,4 +390,86 @@ fn exhaustion_returns_submission_unchanged() {
     let e = s.exhaustion.unwrap();
     assert_eq!(e.protected_fields, 1);
     assert_eq!(e.floor_chars, 41);
+}
+
+/// A random compact JSON value with what S-1..S-3 act on: repeated entries, nulls and empties,
+/// strings over the S-3 cap (of words, digits, punctuation and non-ASCII, so the cuts around
+/// each edit fall in many places).
+fn random_json(rng: &mut context_meter_test_rng::Lcg, depth: usize) -> String {
+    const WORDS: [&str; 12] = [
+        "alpha", " beta", "  ", "12", "3.5", ",", "é", "中文", "-", "\\n", "\\\"", "x1",
+    ];
+    let item = |rng: &mut context_meter_test_rng::Lcg| match rng.below(9) {
+        0 => "null".to_owned(),
+        1 => "\"\"".to_owned(),
+        2 => "[]".to_owned(),
+        3 => "{}".to_owned(),
+        4 => {
+            let len = 2050 + rng.below(400);
+            format!("\"{}\"", rng.text(&WORDS, len))
+        }
+        5 if depth > 0 => random_json(rng, depth - 1),
+        _ => {
+            let len = 1 + rng.below(6);
+            format!("\"{}\"", rng.text(&WORDS, len))
+        }
+    };
+    let n = rng.below(6);
+    if rng.below(2) == 0 {
+        let items: Vec<String> = (0..n)
+            .map(|i| {
+                if i > 0 && rng.below(3) == 0 {
+                    "\"alpha\"".to_owned()
+                } else {
+                    item(rng)
+                }
+            })
+            .collect();
+        format!("[{}]", items.join(","))
+    } else {
+        let members: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{}", item(rng))).collect();
+        format!("{{{}}}", members.join(","))
+    }
+}
+
+/// The self-check over the changed stretches gives the full count of the edited text, whatever
+/// S-1..S-3 did; it disagrees with a chain that is off by one token, and refuses an edited text
+/// whose length is not the live text's.
+#[test]
+fn the_stretch_recount_is_the_full_count() {
+    let mut rng = context_meter_test_rng::Lcg(23);
+    let (mut checked, mut merged_or_widened) = (0, 0);
+    for _ in 0..400 {
+        let payload = random_json(&mut rng, 2);
+        let Ok(value) = parse(&payload) else { continue };
+        let canonical = stringify(&value);
+        let Some(mut doc) = Document::build(&canonical, &HashSet::new()) else {
+            continue;
+        };
+        doc.tokens = tokenizer::count(&canonical) as u64;
+        doc.chars = canonical.chars().count() as u64;
+        doc.s1(0);
+        doc.s2(0);
+        doc.s3(0);
+        if doc.receipt.is_empty() {
+            continue;
+        }
+        let edited = doc.live_text();
+        let full = tokenizer::count(&edited) as u64;
+        let recounted = doc.recount_edited(&edited, tokenizer::count(&canonical) as u64);
+        assert_eq!(recounted, Some(full), "{canonical}");
+        assert_eq!(doc.tokens, full, "the chain itself: {canonical}");
+        // A chain off by one is caught by the comparison the op makes.
+        assert_ne!(recounted, Some(doc.tokens + 1));
+        // A text longer than the atoms' live text is refused, not recounted.
+        let mut other = edited.clone();
+        other.push(' ');
+        assert_eq!(doc.recount_edited(&other, full), None);
+        checked += 1;
+        merged_or_widened += usize::from(doc.receipt.len() > 1);
+    }
+    assert!(
+        checked > 150 && merged_or_widened > 50,
+        "{checked} {merged_or_widened}"
+    );
 }
