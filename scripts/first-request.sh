@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 31 target 2 (run by `make bench`): builds the hello-world floor worker (bench/hello-world, its
 # own Cargo project and lockfile, same worker-build, wasm-bindgen, wasm-opt and release profile as
-# ours, name section dropped the same way) unless its bundle is newer than its sources, then times
+# ours: opt-level "z", fat LTO, one codegen unit; the crates ours builds at 3 are not in the floor;
+# name section dropped the same way) unless its bundle is newer than its sources, then times
 # the first request to a fresh workerd isolate for ours and the floor (bench/first-request.mjs).
 # Ours must be built first (scripts/build.sh).
 set -euo pipefail

@@ -26,34 +26,71 @@ pub mod routes;
 pub mod schemas;
 pub mod warm;
 
+use crate::edge::error::Refused;
 use crate::edge::pipeline::{apart, handle};
-use crate::edge::routes::{Handler, Verb};
+use crate::edge::routes::{Handler, Route, Verb};
 use worker::{event, Context, Env, Method, Request, Response, Result};
 
 pub use crate::edge::pipeline::price_units;
 
+/// The fetch entry. Its body is compiled into the runtime glue's poll function, which V8 compiles
+/// on the first request, so it stays small: routing and the synchronous answers live in
+/// [`answer_now`], the bookkeeping in [`finish`], and only a body route awaits its pipeline.
 #[event(fetch)]
 pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
-    let verb = match req.method() {
-        Method::Get => Some(Verb::Get),
-        Method::Post => Some(Verb::Post),
-        _ => None,
-    };
-    let path = req.path();
     #[cfg(feature = "bench-routes")]
-    if verb == Some(Verb::Post) && bench::enabled(&env) {
-        match path.as_str() {
+    if req.method() == Method::Post && bench::enabled(&env) {
+        match req.path().as_str() {
             bench::PATH => return bench::tokenizer(req).await,
             bench::TOKEN_EFFICIENCY_PATH => return bench::token_efficiency(req, &env).await,
             _ => {}
         }
     }
-    let Some(route) = verb.and_then(|v| routes::find(v, &path)) else {
-        metrics::request("service", "unrouted", "404".into());
-        return respond::not_covered();
+    match answer_now(&req, &env) {
+        Answer::Now(response) => response,
+        Answer::Pipeline(route) => {
+            let payment_header = req.headers().has("payment-signature").unwrap_or(false);
+            let result = apart(handle(route, req, &env, &ctx)).await;
+            finish(route, result, payment_header)
+        }
+    }
+}
+
+/// What [`answer_now`] decided: the response, or the route whose pipeline must be awaited.
+enum Answer {
+    Now(Result<Response>),
+    Pipeline(&'static Route),
+}
+
+/// Routes the request and answers it at once when nothing needs awaiting: an unrouted request (the
+/// static 404) or a service document (`pipeline::answer_now`).
+#[inline(never)]
+fn answer_now(req: &Request, env: &Env) -> Answer {
+    let verb = match req.method() {
+        Method::Get => Some(Verb::Get),
+        Method::Post => Some(Verb::Post),
+        _ => None,
     };
-    let payment_header = req.headers().has("payment-signature").unwrap_or(false);
-    let (response, outcome) = match apart(handle(route, req, &env, &ctx)).await {
+    let Some(route) = verb.and_then(|v| routes::find(v, &req.path())) else {
+        metrics::request("service", "unrouted", "404".into());
+        return Answer::Now(respond::not_covered());
+    };
+    match pipeline::answer_now(route, req, env) {
+        Some(result) => Answer::Now(finish(route, result, false)),
+        None => Answer::Pipeline(route),
+    }
+}
+
+/// Turns a route's result into the response (a refusal becomes its closed body) and counts it.
+/// `payment_header`: the request carried `Payment-Signature` (a refusal of a paid route then says
+/// the payment was not consumed).
+#[inline(never)]
+fn finish(
+    route: &'static Route,
+    result: std::result::Result<Response, Refused>,
+    payment_header: bool,
+) -> Result<Response> {
+    let (response, outcome) = match result {
         Ok(resp) => {
             let outcome = match resp.status_code() {
                 200..=299 => "ok".to_owned(),
