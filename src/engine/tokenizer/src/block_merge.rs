@@ -10,7 +10,7 @@
 //! conditional moves. A binary heap over the same pairs mispredicted a branch at most levels of
 //! every pop, and spent more time there than in the rank lookups.
 
-use super::bpe::{PairRank, NO_RANK};
+use super::rank::{PairRank, NO_RANK};
 use super::tables::{byte_rank, two_byte_rank};
 
 /// Most bytes one window holds (a position fits the key's low 12 bits).

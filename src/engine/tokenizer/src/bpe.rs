@@ -24,12 +24,12 @@
 
 use super::block_merge::{BlockMerge, WINDOW};
 use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
+use super::rank::{PairRank, NO_RANK};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-pub(crate) const NO_RANK: u32 = u32::MAX;
 
 /// Pieces up to this many bytes use the quadratic scan, over fixed arrays on the stack.
 const SHORT_PIECE: usize = 96;
@@ -60,11 +60,6 @@ pub fn merge_rank(bytes: &[u8]) -> Option<u32> {
         return rank_of(&bytes[3..]);
     }
     rank_of(bytes)
-}
-
-/// How a merge ranks two adjacent parts with ids `a` and `b` whose joined bytes are `joined`.
-pub(crate) trait PairRank {
-    fn rank(&mut self, a: u32, b: u32, joined: &[u8]) -> u32;
 }
 
 /// Straight from the tables, with gpt-tokenizer's rank function (any piece).

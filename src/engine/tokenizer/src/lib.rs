@@ -29,6 +29,7 @@ mod block_merge;
 mod bpe;
 mod cache;
 mod prefix;
+mod rank;
 mod split;
 mod tables;
 
