@@ -67,45 +67,39 @@ pub fn special_bytes(w: u64) -> u64 {
 /// Length of the leading run of `bytes` that a JSON string copies as it stands: no `"`, no `\\`,
 /// no control character. Eight bytes at a time (SWAR), the last few byte by byte.
 pub fn plain_run(bytes: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let special = special_bytes(w);
-        if special != 0 {
-            return i + (special.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while let Some(&b) = bytes.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            break;
-        }
-        i += 1;
-    }
-    i
+    plain_run_and_bits(bytes).0
 }
 
 /// [`plain_run`], also telling whether any byte it looked at has its high bit set (`false`: the
 /// run is ASCII; `true` may be said of an ASCII run too, since bytes past the run are looked at).
 pub fn plain_run_seeing_high(bytes: &[u8]) -> (usize, bool) {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut high = 0;
+    let (run, bits) = plain_run_and_bits(bytes);
+    (run, bits & 0x8080_8080_8080_8080 != 0)
+}
+
+/// The one scan behind [`plain_run`] and [`plain_run_seeing_high`]: the run's length and the OR of
+/// every word and byte looked at (inlined, so [`plain_run`], which drops the OR, does not compute it).
+#[inline(always)]
+fn plain_run_and_bits(bytes: &[u8]) -> (usize, u64) {
+    let mut bits = 0;
     let mut i = 0;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        high |= w;
+        bits |= w;
         let special = special_bytes(w);
         if special != 0 {
-            return (
-                i + (special.trailing_zeros() / 8) as usize,
-                high & HIGHS != 0,
-            );
+            return (i + (special.trailing_zeros() / 8) as usize, bits);
         }
         i += 8;
     }
-    let run = i + plain_run(&bytes[i..]);
-    let tail_high = !bytes[i..run].is_ascii();
-    (run, high & HIGHS != 0 || tail_high)
+    while let Some(&b) = bytes.get(i) {
+        bits |= u64::from(b);
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    (i, bits)
 }
 
 #[cfg(test)]
