@@ -91,10 +91,8 @@ impl PairRank for Cached<'_> {
 pub fn count_piece(piece: &[u8], scratch: &mut Vec<u32>) -> usize {
     if rank_of(piece).is_some() {
         1
-    } else if piece.len() <= TINY_PIECE {
-        ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece, &mut Plain).parts
     } else if piece.len() <= SHORT_PIECE {
-        ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, &mut Plain).parts
+        with_short_merge(piece, &mut Plain, <[u32]>::len)
     } else {
         scratch.clear();
         merge_long(piece, scratch);
@@ -108,12 +106,8 @@ pub fn merge(piece: &[u8], out: &mut Vec<u32>) {
 }
 
 fn merge_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
-    if piece.len() <= TINY_PIECE {
-        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece, ranks);
-        out.extend_from_slice(&merged.ids[..merged.parts]);
-    } else if piece.len() <= SHORT_PIECE {
-        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, ranks);
-        out.extend_from_slice(&merged.ids[..merged.parts]);
+    if piece.len() <= SHORT_PIECE {
+        with_short_merge(piece, ranks, |ids| out.extend_from_slice(ids));
     } else {
         merge_long_with(piece, out, ranks);
     }
@@ -208,6 +202,19 @@ pub fn is_valid_pair(left: u32, right: u32) -> bool {
     let mut out = Vec::with_capacity(2);
     merge(&joined, &mut out);
     out == [left, right]
+}
+
+/// Runs the quadratic merge of `piece` (at most [`SHORT_PIECE`] bytes) over the smaller arrays when
+/// it is at most [`TINY_PIECE`] bytes, and hands `f` the ids.
+#[inline(always)]
+fn with_short_merge<R>(piece: &[u8], ranks: &mut impl PairRank, f: impl FnOnce(&[u32]) -> R) -> R {
+    if piece.len() <= TINY_PIECE {
+        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(piece, ranks);
+        f(&merged.ids[..merged.parts])
+    } else {
+        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(piece, ranks);
+        f(&merged.ids[..merged.parts])
+    }
 }
 
 /// The quadratic merge of a piece of at most `N` bytes (`N` ≤ [`SHORT_PIECE`]; `S` = `N + 1`),
@@ -327,12 +334,8 @@ fn merge_window(
     ranks: &mut impl PairRank,
     blocks: &mut BlockMerge,
 ) {
-    if window.len() <= TINY_PIECE {
-        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(window, ranks);
-        out.extend_from_slice(&merged.ids[..merged.parts]);
-    } else if window.len() <= SHORT_PIECE {
-        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(window, ranks);
-        out.extend_from_slice(&merged.ids[..merged.parts]);
+    if window.len() <= SHORT_PIECE {
+        with_short_merge(window, ranks, |ids| out.extend_from_slice(ids));
     } else if window.len() <= WINDOW {
         blocks.merge(window, out, ranks);
     } else {
@@ -352,14 +355,7 @@ fn valid_pair_with(left: u32, right: u32, ranks: &mut impl PairRank) -> bool {
     let mut joined = [0u8; SHORT_PIECE];
     joined[..a.len()].copy_from_slice(a);
     joined[a.len()..n].copy_from_slice(b);
-    let joined = &joined[..n];
-    if n <= TINY_PIECE {
-        let merged = ShortMerge::<TINY_PIECE, { TINY_PIECE + 1 }>::of(joined, ranks);
-        merged.ids[..merged.parts] == [left, right]
-    } else {
-        let merged = ShortMerge::<SHORT_PIECE, { SHORT_PIECE + 1 }>::of(joined, ranks);
-        merged.ids[..merged.parts] == [left, right]
-    }
+    with_short_merge(&joined[..n], ranks, |ids| ids == [left, right])
 }
 
 /// Merges `piece` in chunks of `chunk` bytes and heals every junction. When the last token so far
