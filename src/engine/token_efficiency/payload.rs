@@ -55,13 +55,12 @@ pub fn canonical_form(
         None => Specials::Scan,
     };
     // The budget op's walk takes the census (through a `dyn` observer); the pre-check's walk needs
-    // none and is the walk observed by nobody, with no observer call per value (its own copy of
-    // the walk: a few KB of code for the pre-check's one pass).
-    let mut census = Census::new(payload.len());
-    let walked = if take_census {
-        jsjson::fast_canonical_observed(&payload, specials, MAX_DEPTH, &mut census)
-    } else {
-        jsjson::fast_canonical_unobserved(&payload, specials, MAX_DEPTH)
+    // none and is the walk observed by nobody, with no observer call per value (its own
+    // instantiation of the walk: a few KB of code for the pre-check's one pass).
+    let mut census = take_census.then(|| Census::new(payload.len()));
+    let walked = match census.as_mut() {
+        Some(census) => jsjson::fast_canonical_observed(&payload, specials, MAX_DEPTH, census),
+        None => jsjson::fast_canonical_unobserved(&payload, specials, MAX_DEPTH),
     };
     let (text, is_json, unchanged) = match walked {
         Some(Canonical::Same) => (payload, true, true),
@@ -73,7 +72,9 @@ pub fn canonical_form(
         },
     };
     Ok(CanonicalForm {
-        untouched: (take_census && is_json && unchanged).then(|| census.untouched()),
+        untouched: census
+            .filter(|_| is_json && unchanged)
+            .map(|census| census.untouched()),
         text,
         is_json,
         unchanged,

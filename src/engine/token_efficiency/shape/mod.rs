@@ -95,17 +95,20 @@ struct Document<'t> {
 #[derive(Default, Clone, Copy)]
 struct AtomHasher(u64);
 
+/// 2^64 divided by the golden ratio: the multiplier of Fibonacci hashing.
+const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
+
 impl std::hash::Hasher for AtomHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FIBONACCI);
         }
     }
     fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = (n as u64).wrapping_mul(FIBONACCI);
     }
 }
 
