@@ -6,8 +6,9 @@
 //! two bytes joined are no token, or the part is dead), so the smallest key is the pair to merge and
 //! names where it is. Keys sit in blocks of [`BLOCK`] positions, blocks in groups of [`GROUP`],
 //! each block's and group's minimum kept beside them: finding the next merge reads the 16 group
-//! minima, and a merge rescans the few blocks and groups whose minimum it raised. All of it is straight-line compares the compiler turns into
-//! conditional moves. A binary heap over the same pairs mispredicted a branch at most levels of
+//! minima, and a merge rescans the few blocks and groups whose minimum it raised. All of it is
+//! straight-line minima of 16 keys, taken as floats so that x86_64's baseline SSE does four in
+//! one instruction (see [`min_of`]). A binary heap over the same pairs mispredicted a branch at most levels of
 //! every pop, and spent more time there than in the rank lookups.
 
 use super::rank::{PairRank, NO_RANK};

@@ -19,7 +19,7 @@
 //! as much per byte as a chunk.
 //!
 //! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most
-//! 16 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
+//! 32 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
 //! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
 use super::block_merge::{BlockMerge, WINDOW};

@@ -1,4 +1,4 @@
-//! Two small direct-mapped caches in front of the rank tables, kept per thread (per isolate in
+//! Three small direct-mapped caches in front of the rank tables, kept per thread (per isolate in
 //! workerd) and reused across calls.
 //!
 //! Why: the rank tables are about 1.1 MB of static bytes and a lookup of 3 or more bytes reads
@@ -9,7 +9,9 @@
 //! pair lookups.
 //!
 //! - The piece cache maps the bytes of a piece of at most [`PIECE_KEY`] bytes to its merge result
-//!   (its token count, and its ids when there are at most [`PIECE_IDS`]).
+//!   (its token count, and its ids when there are at most [`PIECE_IDS`]); the middle-piece cache
+//!   does the same for pieces of up to [`MID_KEY`] bytes (at most [`MID_IDS`] ids), which otherwise
+//!   paid a whole-piece lookup and a short merge on every pass.
 //! - The pair cache maps two adjacent parts' ids `(a, b)` to the rank of their joined bytes (or "no
 //!   token"). That rank is a function of the ids only where a part's bytes are its token's bytes:
 //!   the merge reaches a part whose bytes are not its id's only through gpt-tokenizer's BOM quirk
