@@ -36,10 +36,14 @@ const PIECE_SLOTS: usize = 1 << 15;
 /// bytes are keyed by four words.
 pub const MID_KEY: usize = 32;
 
-/// Most ids one middle-piece entry holds (three 21-bit ids in each of its last three words).
-pub const MID_IDS: usize = 9;
+/// Most ids one middle-piece entry holds (three 21-bit ids in each of its last eleven words): more
+/// than a piece of [`MID_KEY`] bytes can have, so every such piece is cached with its ids.
+pub const MID_IDS: usize = 33;
 
-/// Middle-piece cache entries (a power of two; 64 bytes each, one cache line: 256 KiB).
+/// Words of one middle-piece slot: the key (four), the length and count, then the ids.
+const MID_WORDS: usize = 16;
+
+/// Middle-piece cache entries (a power of two; 128 bytes each, two cache lines: 512 KiB).
 const MID_SLOTS: usize = 1 << 12;
 
 /// Pair cache entries (a power of two; 8 bytes each: 64 KiB).
@@ -109,7 +113,8 @@ pub struct Caches {
     /// two cache lines.
     pieces: Vec<u64>,
     piece_base: usize,
-    /// Eight words per slot from `mid_base` on (see [`MidEntry`]), each slot one cache line.
+    /// [`MID_WORDS`] words per slot from `mid_base` on (see [`MidEntry`]), each slot starting a
+    /// cache line (a count reads only the first).
     mids: Vec<u64>,
     mid_base: usize,
     pairs: Vec<u64>,
@@ -132,27 +137,26 @@ pub fn mid_key(piece: &[u8]) -> [u64; 4] {
     ]
 }
 
-/// One middle piece's entry: its count, and its ids when there are at most [`MID_IDS`]. Stored as
-/// eight words: the key (four), `len + 1 | count << 8`, then three words of three 21-bit ids.
+/// One middle piece's entry, read in place: its count, and its ids when there are at most
+/// [`MID_IDS`]. Stored as [`MID_WORDS`] words: the key (four), `len + 1 | count << 8`, then words
+/// of three 21-bit ids.
 #[derive(Clone, Copy)]
-pub struct MidEntry {
-    count: usize,
-    ids: [u64; 3],
+pub struct MidEntry<'c> {
+    words: &'c [u64],
 }
 
-impl MidEntry {
+impl MidEntry<'_> {
     /// The piece's count, and its ids when the entry holds them (`count <= MID_IDS`).
     #[inline(always)]
     pub fn count(&self) -> usize {
-        self.count
+        (self.words[4] >> 8 & 0xFF) as usize
     }
 
     /// Appends the entry's ids to `out` (only for `count() <= MID_IDS`).
     #[inline(always)]
     pub fn extend(&self, out: &mut Vec<u32>) {
-        for k in 0..self.count {
-            out.push((self.ids[k / 3] >> (21 * (k % 3)) & 0x1F_FFFF) as u32);
-        }
+        let ids = &self.words[5..MID_WORDS];
+        out.extend((0..self.count()).map(|k| (ids[k / 3] >> (21 * (k % 3)) & 0x1F_FFFF) as u32));
     }
 }
 
@@ -173,7 +177,7 @@ impl Caches {
     pub fn new() -> Caches {
         let pieces = vec![0u64; PIECE_SLOTS * 4 + 3];
         let piece_base = pieces.as_ptr().align_offset(32).min(3);
-        let mids = vec![0u64; MID_SLOTS * 8 + 7];
+        let mids = vec![0u64; MID_SLOTS * MID_WORDS + 7];
         let mid_base = mids.as_ptr().align_offset(64).min(7);
         Caches {
             pieces,
@@ -224,18 +228,16 @@ impl Caches {
         self.mid_base
             + (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MID_SLOTS.trailing_zeros()))
                 as usize
-                * 8
+                * MID_WORDS
     }
 
     /// The cached merge result of the piece of `len` bytes whose [`mid_key`] is `key`.
     #[inline(always)]
-    pub fn mid(&self, key: &[u64; 4], len: usize) -> Option<MidEntry> {
+    pub fn mid(&self, key: &[u64; 4], len: usize) -> Option<MidEntry<'_>> {
         let at = self.mid_slot(key, len);
-        let words = self.mids.get(at..at + 8)?;
-        (words[..4] == key[..] && (words[4] & 0xFF) as usize == len + 1).then(|| MidEntry {
-            count: (words[4] >> 8 & 0xFF) as usize,
-            ids: [words[5], words[6], words[7]],
-        })
+        let words = self.mids.get(at..at + MID_WORDS)?;
+        (words[..4] == key[..] && (words[4] & 0xFF) as usize == len + 1)
+            .then_some(MidEntry { words })
     }
 
     /// Records the merge result `ids` of a middle piece (or only its count, when longer than
@@ -246,7 +248,7 @@ impl Caches {
         if self.mids.is_empty() || count > 0xFF {
             return;
         }
-        let mut packed = [0u64; 3];
+        let mut packed = [0u64; MID_WORDS - 5];
         if count <= MID_IDS {
             for (k, &id) in ids.iter().enumerate() {
                 packed[k / 3] |= u64::from(id) << (21 * (k % 3));
@@ -254,9 +256,10 @@ impl Caches {
         }
         let at = self.mid_slot(key, len);
         let meta = (len as u64 + 1) | (count as u64) << 8;
-        self.mids[at..at + 8].copy_from_slice(&[
-            key[0], key[1], key[2], key[3], meta, packed[0], packed[1], packed[2],
-        ]);
+        let slot = &mut self.mids[at..at + MID_WORDS];
+        slot[..4].copy_from_slice(key);
+        slot[4] = meta;
+        slot[5..].copy_from_slice(&packed);
     }
 
     /// Asks the memory system for the piece cache's slot of `piece` (a hint only: nothing is
@@ -374,12 +377,12 @@ mod tests {
     fn a_middle_piece_entry_is_found_only_under_its_whole_key() {
         let mut caches = Caches::new();
         let piece = b"0123456789abcdefghijklmnopqr";
-        let ids = [100_255, 1, 65_536, 7, 65_535, 131_071, 2, 3, 4];
+        let ids: Vec<u32> = (0..MID_IDS as u32).map(|k| k * 3_989 + 1).collect();
         caches.store_mid(&mid_key(piece), piece.len(), &ids);
         let entry = caches.mid(&mid_key(piece), piece.len()).expect("stored");
         let mut out = Vec::new();
         entry.extend(&mut out);
-        assert_eq!((entry.count(), out.as_slice()), (9, &ids[..]));
+        assert_eq!((entry.count(), out.as_slice()), (MID_IDS, &ids[..]));
         // Same padded bytes, other length, and one byte changed in the second half: misses.
         let mut longer = piece.to_vec();
         longer.push(0);
@@ -388,11 +391,11 @@ mod tests {
         other[27] ^= 1;
         assert!(caches.mid(&mid_key(&other), other.len()).is_none());
         // Counts past MID_IDS are kept without ids; empty caches store nothing.
-        let ten = [5u32; MID_IDS + 1];
-        caches.store_mid(&mid_key(&other), other.len(), &ten);
+        let more = [5u32; MID_IDS + 1];
+        caches.store_mid(&mid_key(&other), other.len(), &more);
         assert_eq!(
             caches.mid(&mid_key(&other), other.len()).map(|e| e.count()),
-            Some(10)
+            Some(MID_IDS + 1)
         );
         let mut none = Caches::none();
         none.store_mid(&mid_key(piece), piece.len(), &ids);
