@@ -19,11 +19,11 @@
 //! as much per byte as a chunk.
 //!
 //! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most
-//! 32 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
+//! 16 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
 //! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
 use super::block_merge::{BlockMerge, WINDOW};
-use super::cache::{mid_key, piece_key, Caches, MID_IDS, MID_KEY, NO_PAIR, PIECE_IDS, PIECE_KEY};
+use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::rank::{PairRank, NO_RANK};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
@@ -137,17 +137,6 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
         merge_uncached_piece(piece, out, caches);
         let count = out.len() - from;
         caches.store_piece(key, piece.len(), count, &out[from..]);
-    } else if piece.len() <= MID_KEY {
-        let key = mid_key(piece);
-        if let Some(entry) = caches.mid(&key, piece.len()) {
-            if entry.count() <= MID_IDS {
-                entry.extend(out);
-                return;
-            }
-        }
-        let from = out.len();
-        merge_uncached_piece(piece, out, caches);
-        caches.store_mid(&key, piece.len(), &out[from..]);
     } else {
         merge_uncached_piece(piece, out, caches);
     }
@@ -168,15 +157,6 @@ pub fn count_piece_cached(piece: &[u8], scratch: &mut Vec<u32>, caches: &mut Cac
         scratch.clear();
         merge_uncached_piece(piece, scratch, caches);
         caches.store_piece(key, piece.len(), scratch.len(), scratch);
-        scratch.len()
-    } else if piece.len() <= MID_KEY {
-        let key = mid_key(piece);
-        if let Some(entry) = caches.mid(&key, piece.len()) {
-            return entry.count();
-        }
-        scratch.clear();
-        merge_uncached_piece(piece, scratch, caches);
-        caches.store_mid(&key, piece.len(), scratch);
         scratch.len()
     } else if rank_of(piece).is_some() {
         1

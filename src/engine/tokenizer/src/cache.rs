@@ -1,4 +1,4 @@
-//! Three small direct-mapped caches in front of the rank tables, kept per thread (per isolate in
+//! Two direct-mapped caches in front of the rank tables, kept per thread (per isolate in
 //! workerd) and reused across calls.
 //!
 //! Why: the rank tables are about 1.1 MB of static bytes and a lookup of 3 or more bytes reads
@@ -8,13 +8,11 @@
 //! 88% of the pieces of at most 16 bytes hit with 32K piece slots (75% with a quarter of them) and
 //! 89% of the pair lookups. The piece cache has 64K slots: in a direct-mapped table of 32K, most of
 //! the 29,147 distinct pieces share their slot with another one and evict each other every pass
-//! (doubling the slots measured 1.09x count, 1.07x encode on that corpus; doubling again, 4 MiB,
-//! 1.08x count more, 1.02x encode, and stayed undone).
+//! (doubling the slots measured 1.03x count, 1.05x encode on that corpus, each side in its own
+//! process).
 //!
 //! - The piece cache maps the bytes of a piece of at most [`PIECE_KEY`] bytes to its merge result
-//!   (its token count, and its ids when there are at most [`PIECE_IDS`]); the middle-piece cache
-//!   does the same for pieces of up to [`MID_KEY`] bytes (at most [`MID_IDS`] ids), which otherwise
-//!   paid a whole-piece lookup and a short merge on every pass.
+//!   (its token count, and its ids when there are at most [`PIECE_IDS`]).
 //! - The pair cache maps two adjacent parts' ids `(a, b)` to the rank of their joined bytes (or "no
 //!   token"). That rank is a function of the ids only where a part's bytes are its token's bytes:
 //!   the merge reaches a part whose bytes are not its id's only through gpt-tokenizer's BOM quirk
@@ -32,22 +30,8 @@ pub const PIECE_KEY: usize = 16;
 /// Most ids one piece entry holds; a piece with more is cached by its count only.
 pub const PIECE_IDS: usize = 6;
 
-/// Piece cache entries (a power of two; 32 bytes each: 1 MiB, allocated on the first count).
+/// Piece cache entries (a power of two; 32 bytes each: 2 MiB, allocated on the first count).
 const PIECE_SLOTS: usize = 1 << 16;
-
-/// Longest piece the middle-piece cache holds (bytes): pieces of [`PIECE_KEY`] + 1 to this many
-/// bytes are keyed by four words.
-pub const MID_KEY: usize = 32;
-
-/// Most ids one middle-piece entry holds (three 21-bit ids in each of its last eleven words): more
-/// than a piece of [`MID_KEY`] bytes can have, so every such piece is cached with its ids.
-pub const MID_IDS: usize = 33;
-
-/// Words of one middle-piece slot: the key (four), the length and count, then the ids.
-const MID_WORDS: usize = 16;
-
-/// Middle-piece cache entries (a power of two; 128 bytes each, two cache lines: 512 KiB).
-const MID_SLOTS: usize = 1 << 12;
 
 /// Pair cache entries (a power of two; 8 bytes each: 64 KiB).
 const PAIR_SLOTS: usize = 1 << 13;
@@ -116,51 +100,7 @@ pub struct Caches {
     /// two cache lines.
     pieces: Vec<u64>,
     piece_base: usize,
-    /// [`MID_WORDS`] words per slot from `mid_base` on (see [`MidEntry`]), each slot starting a
-    /// cache line (a count reads only the first).
-    mids: Vec<u64>,
-    mid_base: usize,
     pairs: Vec<u64>,
-}
-
-/// The four-word key of a piece of [`PIECE_KEY`] + 1 ..= [`MID_KEY`] bytes: its bytes,
-/// zero-padded, little-endian.
-#[inline(always)]
-pub fn mid_key(piece: &[u8]) -> [u64; 4] {
-    debug_assert!(piece.len() > PIECE_KEY && piece.len() <= MID_KEY);
-    let (head, rest) = (
-        piece_key(&piece[..PIECE_KEY]),
-        piece_key(&piece[PIECE_KEY..]),
-    );
-    [
-        head as u64,
-        (head >> 64) as u64,
-        rest as u64,
-        (rest >> 64) as u64,
-    ]
-}
-
-/// One middle piece's entry, read in place: its count, and its ids when there are at most
-/// [`MID_IDS`]. Stored as [`MID_WORDS`] words: the key (four), `len + 1 | count << 8`, then words
-/// of three 21-bit ids.
-#[derive(Clone, Copy)]
-pub struct MidEntry<'c> {
-    words: &'c [u64],
-}
-
-impl MidEntry<'_> {
-    /// The piece's count, and its ids when the entry holds them (`count <= MID_IDS`).
-    #[inline(always)]
-    pub fn count(&self) -> usize {
-        (self.words[4] >> 8 & 0xFF) as usize
-    }
-
-    /// Appends the entry's ids to `out` (only for `count() <= MID_IDS`).
-    #[inline(always)]
-    pub fn extend(&self, out: &mut Vec<u32>) {
-        let ids = &self.words[5..MID_WORDS];
-        out.extend((0..self.count()).map(|k| (ids[k / 3] >> (21 * (k % 3)) & 0x1F_FFFF) as u32));
-    }
 }
 
 thread_local! {
@@ -180,13 +120,9 @@ impl Caches {
     pub fn new() -> Caches {
         let pieces = vec![0u64; PIECE_SLOTS * 4 + 3];
         let piece_base = pieces.as_ptr().align_offset(32).min(3);
-        let mids = vec![0u64; MID_SLOTS * MID_WORDS + 7];
-        let mid_base = mids.as_ptr().align_offset(64).min(7);
         Caches {
             pieces,
             piece_base,
-            mids,
-            mid_base,
             pairs: vec![0; PAIR_SLOTS],
         }
     }
@@ -196,8 +132,6 @@ impl Caches {
         Caches {
             pieces: Vec::new(),
             piece_base: 0,
-            mids: Vec::new(),
-            mid_base: 0,
             pairs: Vec::new(),
         }
     }
@@ -221,69 +155,18 @@ impl Caches {
         })
     }
 
-    #[inline(always)]
-    fn mid_slot(&self, key: &[u64; 4], len: usize) -> usize {
-        let mixed = (key[0] ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ key[1].wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-            ^ key[2].wrapping_mul(0x1656_67B1_9E37_79F9)
-            ^ key[3].wrapping_mul(0x27D4_EB2F_1656_67C5);
-        let mixed = mixed ^ mixed >> 29;
-        self.mid_base
-            + (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MID_SLOTS.trailing_zeros()))
-                as usize
-                * MID_WORDS
-    }
-
-    /// The cached merge result of the piece of `len` bytes whose [`mid_key`] is `key`.
-    #[inline(always)]
-    pub fn mid(&self, key: &[u64; 4], len: usize) -> Option<MidEntry<'_>> {
-        let at = self.mid_slot(key, len);
-        let words = self.mids.get(at..at + MID_WORDS)?;
-        (words[..4] == key[..] && (words[4] & 0xFF) as usize == len + 1)
-            .then_some(MidEntry { words })
-    }
-
-    /// Records the merge result `ids` of a middle piece (or only its count, when longer than
-    /// [`MID_IDS`]).
-    #[inline]
-    pub fn store_mid(&mut self, key: &[u64; 4], len: usize, ids: &[u32]) {
-        let count = ids.len();
-        if self.mids.is_empty() || count > 0xFF {
-            return;
-        }
-        let mut packed = [0u64; MID_WORDS - 5];
-        if count <= MID_IDS {
-            for (k, &id) in ids.iter().enumerate() {
-                packed[k / 3] |= u64::from(id) << (21 * (k % 3));
-            }
-        }
-        let at = self.mid_slot(key, len);
-        let meta = (len as u64 + 1) | (count as u64) << 8;
-        let slot = &mut self.mids[at..at + MID_WORDS];
-        slot[..4].copy_from_slice(key);
-        slot[4] = meta;
-        slot[5..].copy_from_slice(&packed);
-    }
-
     /// Asks the memory system for the piece cache's slot of `piece` (a hint only: nothing is
     /// read), so that its lookup a few pieces later finds the line in L1 instead of waiting for
     /// it. Pieces of up to two bytes and over [`PIECE_KEY`] bytes never look the cache up.
     #[inline(always)]
     pub fn prefetch_piece(&self, piece: &[u8]) {
         #[cfg(target_arch = "x86_64")]
-        {
-            let word = if (3..=PIECE_KEY).contains(&piece.len()) {
-                let at = self.piece_base + Self::piece_slot(piece_key(piece), piece.len()) * 4;
-                self.pieces.get(at)
-            } else if (PIECE_KEY + 1..=MID_KEY).contains(&piece.len()) {
-                self.mids.get(self.mid_slot(&mid_key(piece), piece.len()))
-            } else {
-                None
-            };
-            if let Some(word) = word {
+        if (3..=PIECE_KEY).contains(&piece.len()) {
+            let at = self.piece_base + Self::piece_slot(piece_key(piece), piece.len()) * 4;
+            if let Some(word) = self.pieces.get(at) {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
                 // SAFETY: a prefetch is a hint that never faults, here for an address inside
-                // `pieces` or `mids`; SSE is part of the x86_64 baseline.
+                // `pieces`; SSE is part of the x86_64 baseline.
                 unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>()) };
             }
         }
@@ -374,35 +257,6 @@ mod tests {
         let mut none = Caches::none();
         none.store_piece(piece_key(b"abc"), 3, 1, &[5]);
         assert!(none.piece(piece_key(b"abc"), 3).is_none());
-    }
-
-    #[test]
-    fn a_middle_piece_entry_is_found_only_under_its_whole_key() {
-        let mut caches = Caches::new();
-        let piece = b"0123456789abcdefghijklmnopqr";
-        let ids: Vec<u32> = (0..MID_IDS as u32).map(|k| k * 3_989 + 1).collect();
-        caches.store_mid(&mid_key(piece), piece.len(), &ids);
-        let entry = caches.mid(&mid_key(piece), piece.len()).expect("stored");
-        let mut out = Vec::new();
-        entry.extend(&mut out);
-        assert_eq!((entry.count(), out.as_slice()), (MID_IDS, &ids[..]));
-        // Same padded bytes, other length, and one byte changed in the second half: misses.
-        let mut longer = piece.to_vec();
-        longer.push(0);
-        assert!(caches.mid(&mid_key(&longer), longer.len()).is_none());
-        let mut other = piece.to_vec();
-        other[27] ^= 1;
-        assert!(caches.mid(&mid_key(&other), other.len()).is_none());
-        // Counts past MID_IDS are kept without ids; empty caches store nothing.
-        let more = [5u32; MID_IDS + 1];
-        caches.store_mid(&mid_key(&other), other.len(), &more);
-        assert_eq!(
-            caches.mid(&mid_key(&other), other.len()).map(|e| e.count()),
-            Some(MID_IDS + 1)
-        );
-        let mut none = Caches::none();
-        none.store_mid(&mid_key(piece), piece.len(), &ids);
-        assert!(none.mid(&mid_key(piece), piece.len()).is_none());
     }
 
     #[test]
