@@ -2,13 +2,12 @@
 //! `bpe::merge_chunked`) without a heap: the same merge order as the heap merge, the lowest rank
 //! first and the leftmost among equals, found by a three-level minimum.
 //!
-//! Each live part's pair with its next part has one key, `rank << 12 | start` (`NO_KEY` when the
+//! Each live part's pair with its next part has one key, `rank << 12 | start` (`u32::MAX` when the
 //! two bytes joined are no token, or the part is dead), so the smallest key is the pair to merge and
 //! names where it is. Keys sit in blocks of [`BLOCK`] positions, blocks in groups of [`GROUP`],
 //! each block's and group's minimum kept beside them: finding the next merge reads the 16 group
-//! minima, and a merge rescans the few blocks and groups whose minimum it raised. All of it is
-//! straight-line minima of 16 keys, taken as floats so that x86_64's baseline SSE does four in
-//! one instruction (see [`min_of`]). A binary heap over the same pairs mispredicted a branch at most levels of
+//! minima, and a merge rescans the few blocks and groups whose minimum it raised. All of it is straight-line compares the compiler turns into
+//! conditional moves. A binary heap over the same pairs mispredicted a branch at most levels of
 //! every pop, and spent more time there than in the rank lookups.
 
 use super::rank::{PairRank, NO_RANK};
@@ -24,8 +23,7 @@ const GROUP: usize = 16;
 const BLOCKS: usize = WINDOW / BLOCK;
 const GROUPS: usize = BLOCKS / GROUP;
 
-/// The key of no pair: the bits of `f32::INFINITY`, above every key (keys are below 2^29).
-const NO_KEY: u32 = 0x7F80_0000;
+const NO_KEY: u32 = u32::MAX;
 
 /// Bits of a key that hold the start position.
 const POSITION_BITS: u32 = 12;
@@ -38,36 +36,16 @@ fn key(rank: u32, start: usize) -> u32 {
     if rank == NO_RANK {
         NO_KEY
     } else {
-        debug_assert!(rank < 1 << 17);
+        debug_assert!(rank < 1 << (32 - POSITION_BITS));
         rank << POSITION_BITS | start as u32
     }
 }
 
-/// Smallest of 16 keys, compared as the `f32`s their bits spell: every key (at most [`NO_KEY`]) is
-/// a non-negative float whose order is its integer order, and a float minimum is one SSE
-/// instruction (`minps`) where an unsigned 32-bit one takes five without SSE4.1. A fixed tree of
-/// pairwise minima, so the compiler keeps it branch-free and vectorised.
+/// Smallest of 16 keys (a fixed size: unrolled into conditional moves).
 #[inline(always)]
 fn min_of(keys: &[u32]) -> u32 {
     let keys: &[u32; 16] = keys.try_into().expect("sixteen keys");
-    let lanes: [f32; 16] = keys.map(f32::from_bits);
-    let half: [f32; 8] = std::array::from_fn(|k| smaller(lanes[k], lanes[k + 8]));
-    let quarter: [f32; 4] = std::array::from_fn(|k| smaller(half[k], half[k + 4]));
-    smaller(
-        smaller(quarter[0], quarter[2]),
-        smaller(quarter[1], quarter[3]),
-    )
-    .to_bits()
-}
-
-/// `a` when it is below `b`, else `b` (what `minps` computes; no key is a NaN).
-#[inline(always)]
-fn smaller(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
+    keys.iter().fold(NO_KEY, |least, &k| least.min(k))
 }
 
 /// Scratch of one window merge: parts as a doubly linked list over their start offsets. Only the

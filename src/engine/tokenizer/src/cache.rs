@@ -1,15 +1,12 @@
-//! Two direct-mapped caches in front of the rank tables, kept per thread (per isolate in
+//! Two small direct-mapped caches in front of the rank tables, kept per thread (per isolate in
 //! workerd) and reused across calls.
 //!
 //! Why: the rank tables are about 1.1 MB of static bytes and a lookup of 3 or more bytes reads
 //! four of their cache lines at random (pilot, entry, span, token bytes): on the 1 MiB mixed corpus
 //! that was half of the native time. Real text repeats itself (184,246 pieces, 29,147 distinct), so
-//! a few MiB of recent answers serve most lookups from one line: on a second pass over that corpus
-//! 88% of the pieces of at most 16 bytes hit with 32K piece slots (75% with a quarter of them) and
-//! 89% of the pair lookups. The piece cache has 64K slots: in a direct-mapped table of 32K, most of
-//! the 29,147 distinct pieces share their slot with another one and evict each other every pass
-//! (doubling the slots measured 1.03x count, 1.05x encode on that corpus, each side in its own
-//! process).
+//! about 1 MiB of recent answers serves most lookups from one line: on a second pass over that
+//! corpus 88% of the pieces of at most 16 bytes hit (75% with a quarter of the slots) and 89% of the
+//! pair lookups.
 //!
 //! - The piece cache maps the bytes of a piece of at most [`PIECE_KEY`] bytes to its merge result
 //!   (its token count, and its ids when there are at most [`PIECE_IDS`]).
@@ -30,8 +27,8 @@ pub const PIECE_KEY: usize = 16;
 /// Most ids one piece entry holds; a piece with more is cached by its count only.
 pub const PIECE_IDS: usize = 6;
 
-/// Piece cache entries (a power of two; 32 bytes each: 2 MiB, allocated on the first count).
-const PIECE_SLOTS: usize = 1 << 16;
+/// Piece cache entries (a power of two; 32 bytes each: 1 MiB, allocated on the first count).
+const PIECE_SLOTS: usize = 1 << 15;
 
 /// Pair cache entries (a power of two; 8 bytes each: 64 KiB).
 const PAIR_SLOTS: usize = 1 << 13;

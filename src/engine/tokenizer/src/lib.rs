@@ -15,7 +15,7 @@
 //!
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking
-//! any part up twice, and long pieces merge in O(n log n). Small per-thread caches ([`cache`])
+//! any part up twice, and long pieces merge in O(n log n). Two small per-thread caches ([`cache`])
 //! answer repeated pieces and repeated pair merges without touching the 1.1 MB rank tables.
 //!
 //! This is its own crate (`context-meter-tokenizer`, re-exported by the worker as
