@@ -4,8 +4,9 @@
 //! that runs 3 passes of count and 3 of encode and reports its fastest by thread CPU time (less
 //! sensitive to other processes on a shared machine than wall time); medians printed.
 //! Separate processes because both sides keep per-thread caches: timed in one process, each side's
-//! pass found its caches pushed out of L2/L3 by the other side's pass before it, which hid a change
-//! of cache size (a 2 MiB piece cache measured 1.00x in one process and about 1.2x on its own).
+//! pass found its caches pushed out of L2/L3 by the other side's pass before it, which skews any
+//! change of cache size (on the corpus's pieces of 17-96 bytes, 3eb0d7f measured 28.5 MiB/s beside
+//! a tokenizer with 768 KiB more cache and 50.6 MiB/s on its own).
 //!   tokenizer-ab CORPUS.txt [ROUNDS]
 //!   tokenizer-ab --one old|new CORPUS.txt   (one side's fastest count and encode, in seconds)
 
