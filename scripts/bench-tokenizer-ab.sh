@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tokenizer before/after in one process: `scripts/bench-tokenizer-ab.sh [BASE_COMMIT] [ROUNDS]` links
-# this worktree's tokenizer and BASE_COMMIT's (default 7bbec8c: the tokenizer before issue 31's
-# caches) into bench/tokenizer-ab/main.rs, checks they agree on the 1 MiB mixed corpus, and times
-# them in alternating rounds. Scratch files live in target/tokenizer-ab (nothing is installed).
+# Tokenizer before/after: `scripts/bench-tokenizer-ab.sh [BASE_COMMIT] [ROUNDS]` links this
+# worktree's tokenizer and BASE_COMMIT's (default 7bbec8c: the tokenizer before issue 31's caches)
+# into bench/tokenizer-ab/main.rs, checks they agree on the 1 MiB mixed corpus, and times them in
+# alternating rounds, each side in a fresh process of its own per round (see main.rs for why). Scratch files live in target/tokenizer-ab (nothing is installed).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
