@@ -78,6 +78,9 @@ struct Document<'t> {
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
     replaced: HashMap<usize, String, AtomHash>,
+    /// Spans of the submitted text inside rewritten atoms, each between two cuts safe in it, whose
+    /// counts S-3's windows took once: `(start, end, tokens)` in document order ([`edit`]).
+    known: Vec<(usize, usize, usize)>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).

@@ -277,6 +277,7 @@ impl<'t> Document<'t> {
             atom_start: Vec::with_capacity(canonical.len() / 4 + 8),
             atom_end: Vec::with_capacity(canonical.len() / 4 + 8),
             replaced: HashMap::default(),
+            known: Vec::new(),
             live: Vec::new(),
             left: Vec::new(),
             right: Vec::new(),
