@@ -245,7 +245,10 @@ pub fn shape(
         }
     }
     let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
-        (text.to_owned(), tokens_now, chars_now)
+        // S-1..S-3 fit it (so they edited it): the edited text moves into the result, uncopied.
+        drop(retokenized);
+        let shaped = edited.unwrap_or_else(|| canonical.to_owned());
+        (shaped, tokens_now, chars_now)
     } else {
         let total = chars_now as usize;
         // The budget is a u64 (up to 2^53); usize is 32 bits in workerd. Saturating is exact: a

@@ -62,17 +62,34 @@ pub(super) fn literal_char_len(content: &[u8]) -> usize {
 
 /// Characters of a canonical literal's content (an escape is one character, a lone surrogate one):
 /// its UTF-8 lead bytes, less the extra bytes of each escape (`\u` escapes are six, others two;
-/// an escape's bytes are ASCII, so each one is a lead byte).
+/// an escape's bytes are ASCII, so each one is a lead byte). Continuation bytes (`10xxxxxx`) are
+/// counted eight at a time, and escapes are found by [`plain_run`] (a canonical literal's content
+/// holds no raw `"` or control character, so its plain runs end only at a backslash): this crate
+/// is built for size, where a byte-at-a-time count is not vectorised, and the builder runs it over
+/// every string longer than the S-3 cap.
 pub(super) fn literal_chars(content: &[u8]) -> usize {
-    let leads = content.iter().filter(|&&b| (b as i8) >= -0x40).count();
-    let mut extra = 0;
-    let mut i = 0;
-    while let Some(at) = content[i..].iter().position(|&b| b == b'\\') {
-        let len = literal_char_len(&content[i + at..]);
-        extra += len - 1;
-        i += at + len;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = content.chunks_exact(8);
+    let mut continuation = 0usize;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        // Bit 7 set and bit 6 clear: `w << 1` moves each byte's bit 6 to its bit 7.
+        continuation += (w & !(w << 1) & HIGH).count_ones() as usize;
     }
-    leads - extra
+    continuation += words
+        .remainder()
+        .iter()
+        .filter(|&&b| b & 0xC0 == 0x80)
+        .count();
+    let mut extra = 0;
+    let mut i = plain_run(content);
+    while i < content.len() {
+        let len = literal_char_len(&content[i..]);
+        extra += len - 1;
+        i += len;
+        i += plain_run(&content[i..]);
+    }
+    content.len() - continuation - extra
 }
 
 /// Bytes of a canonical literal's content that hold its first `n` characters. Runs of eight ASCII
