@@ -182,6 +182,10 @@ impl Document<'_> {
                 let left = self.left_context(first, &old[..head]);
                 let middle = self.count_rewritten_middle(first, head);
                 let inserted = text[head..].to_owned();
+                if self.rewritten.is_empty() {
+                    self.rewritten = vec![false; self.atom_start.len()];
+                }
+                self.rewritten[first] = true;
                 self.replaced.insert(first, text);
                 (left, old[head..].to_owned(), inserted, middle)
             }
@@ -243,7 +247,7 @@ impl Document<'_> {
     /// counting the same submitted bytes again. `None` when the atom was rewritten before, no such
     /// cuts are found near the ends, or the middle is short.
     fn count_rewritten_middle(&mut self, atom: usize, head: usize) -> Option<(usize, usize, usize)> {
-        if self.replaced.contains_key(&atom) {
+        if self.rewrite_of(atom).is_some() {
             return None;
         }
         let (start, end) = (self.atom_start[atom], self.atom_end[atom]);

@@ -78,6 +78,9 @@ struct Document<'t> {
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
     replaced: HashMap<usize, String, AtomHash>,
+    /// Per atom, whether it is in `replaced`; empty until the first rewrite (a flag read per atom
+    /// instead of a hash lookup when the live text is walked).
+    rewritten: Vec<bool>,
     /// Spans of the submitted text inside rewritten atoms, each between two cuts safe in it, whose
     /// counts S-3's windows took once: `(start, end, tokens)` in document order ([`edit`]).
     known: Vec<(usize, usize, usize)>,

@@ -63,7 +63,7 @@ impl Document<'_> {
             let written = if live { self.atom_text(atom) } else { "" };
             // A rewritten atom changed only from where it first differs from its original (S-3
             // keeps a string's first 2,000 characters).
-            let same = match self.replaced.get(&atom) {
+            let same = match self.rewrite_of(atom) {
                 Some(text) if live => common_prefix(&self.text[start..end], text),
                 None if live => written.len(),
                 _ => 0,

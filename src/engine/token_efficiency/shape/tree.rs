@@ -294,6 +294,7 @@ impl<'t> Document<'t> {
             atom_start: Vec::with_capacity(canonical.len() / 4 + 8),
             atom_end: Vec::with_capacity(canonical.len() / 4 + 8),
             replaced: HashMap::default(),
+            rewritten: Vec::new(),
             known: Vec::new(),
             live: Vec::new(),
             left: Vec::new(),
@@ -312,12 +313,18 @@ impl<'t> Document<'t> {
         Some(builder.doc)
     }
 
+    /// The text atom `atom` was rewritten to, if it was.
+    pub(super) fn rewrite_of(&self, atom: usize) -> Option<&String> {
+        if self.rewritten.get(atom).copied().unwrap_or(false) {
+            self.replaced.get(&atom)
+        } else {
+            None
+        }
+    }
+
     pub(super) fn atom_text(&self, atom: usize) -> &str {
-        // Most runs replace nothing (only S-3 does): skip hashing the index then.
-        let replaced = (!self.replaced.is_empty())
-            .then(|| self.replaced.get(&atom))
-            .flatten();
-        match replaced {
+        // Only the atoms S-3 rewrote are looked up (a flag first, then the map).
+        match self.rewrite_of(atom) {
             Some(text) => text,
             None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
         }
