@@ -368,7 +368,18 @@ mod tests {
     /// already sorted gives the bytes a sorted copy gives.
     #[test]
     fn utf16_order_by_bytes_first() {
-        let parts = ["", "a", "b", "é", "\u{e000}", "\u{ffff}", "\u{10000}", "\u{1f600}", "中", "A"];
+        let parts = [
+            "",
+            "a",
+            "b",
+            "é",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "中",
+            "A",
+        ];
         let mut names = Vec::new();
         for x in parts {
             for y in parts {

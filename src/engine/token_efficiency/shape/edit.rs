@@ -45,6 +45,21 @@ fn safe_cut_before(text: &str, to: usize) -> Option<usize> {
     None
 }
 
+/// The last safe cut in `text` read backwards from its end, where `after` is the character that
+/// follows `text` (None: nothing follows yet); on return `after` is `text`'s first character when
+/// no cut was found. A cut at `text.len()` takes nothing of it.
+fn last_safe_cut(text: &str, after: &mut Option<char>) -> Option<usize> {
+    for (i, c) in text.char_indices().rev() {
+        if let Some(next) = *after {
+            if tokenizer::is_piece_start(c, next) {
+                return Some(i + c.len_utf8());
+            }
+        }
+        *after = Some(c);
+    }
+    None
+}
+
 impl Document<'_> {
     /// Whether atom `atom` is still in the live text.
     pub(super) fn is_live_atom(&self, atom: usize) -> bool {
@@ -103,33 +118,37 @@ impl Document<'_> {
     }
 
     /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
-    /// unchanged beginning), back to the nearest safe cut (or the start of the text).
+    /// unchanged beginning), back to the nearest safe cut (or the start of the text). The atoms
+    /// it reaches are noted and their text copied once, at the end.
     pub(super) fn left_context(&mut self, first: usize, head: &str) -> String {
-        let mut collected: Vec<char> = Vec::new();
+        let mut after = None;
+        if let Some(cut) = last_safe_cut(head, &mut after) {
+            return head[cut..].to_owned();
+        }
+        let mut reached: Vec<(usize, usize)> = Vec::new();
         let mut cursor = if first == 0 {
             None
         } else {
             self.live_at_or_before(first - 1)
         };
-        let mut piece = head.to_owned();
-        loop {
-            for c in piece.chars().rev() {
-                if let Some(&after) = collected.last() {
-                    if tokenizer::is_piece_start(c, after) {
-                        return collected.iter().rev().collect();
-                    }
-                }
-                collected.push(c);
+        while let Some(atom) = cursor {
+            if let Some(cut) = last_safe_cut(self.atom_text(atom), &mut after) {
+                reached.push((atom, cut));
+                break;
             }
-            let Some(atom) = cursor else { break };
-            piece = self.atom_text(atom).to_owned();
+            reached.push((atom, 0));
             cursor = if atom == 0 {
                 None
             } else {
                 self.live_at_or_before(atom - 1)
             };
         }
-        collected.iter().rev().collect()
+        let mut context = String::new();
+        for &(atom, from) in reached.iter().rev() {
+            context.push_str(&self.atom_text(atom)[from..]);
+        }
+        context.push_str(head);
+        context
     }
 
     /// Live text after atom `last`, up to the nearest safe cut (or the end of the text).
@@ -246,7 +265,11 @@ impl Document<'_> {
     /// [`Document::known`] so the stretch recount ([`super::recount`]) reads it instead of
     /// counting the same submitted bytes again. `None` when the atom was rewritten before, no such
     /// cuts are found near the ends, or the middle is short.
-    fn count_rewritten_middle(&mut self, atom: usize, head: usize) -> Option<(usize, usize, usize)> {
+    fn count_rewritten_middle(
+        &mut self,
+        atom: usize,
+        head: usize,
+    ) -> Option<(usize, usize, usize)> {
         if self.rewrite_of(atom).is_some() {
             return None;
         }

@@ -346,30 +346,40 @@ impl<'t> Document<'t> {
         children
     }
 
+    /// The receipt path of `node`: keys joined with `.`, positions as `[n]`, written into one
+    /// string (a key is read back from its literal only when it holds an escape).
     pub(super) fn path(&self, node: usize) -> String {
-        let mut segments: Vec<&Node> = Vec::new();
+        use std::fmt::Write as _;
+        let mut segments: Vec<usize> = Vec::with_capacity(8);
         let mut cursor = node;
         while self.nodes[cursor].parent != NONE {
-            segments.push(&self.nodes[cursor]);
+            segments.push(cursor);
             cursor = self.nodes[cursor].parent;
         }
         let mut path = String::new();
-        for segment in segments.iter().rev() {
+        for &id in segments.iter().rev() {
+            let segment = &self.nodes[id];
             if segment.key_atom != NONE {
                 if !path.is_empty() || segment.parent != 0 {
                     path.push('.');
                 }
                 let literal = &self.text
                     [self.atom_start[segment.key_atom]..self.atom_end[segment.key_atom] - 1];
-                let name = literal_text(&literal[1..literal.len() - 1], true)
-                    .expect("canonical escapes are well formed");
-                path.push_str(&name);
+                let content = &literal[1..literal.len() - 1];
+                if content.contains('\\') {
+                    let name =
+                        literal_text(content, true).expect("canonical escapes are well formed");
+                    path.push_str(&name);
+                } else {
+                    path.push_str(content);
+                }
             } else {
-                path.push_str(&format!("[{}]", segment.pos));
+                let _ = write!(path, "[{}]", segment.pos);
             }
         }
         path
     }
+
     /// The end offset (in characters) of the last protected field's span in the live text, and
     /// the outermost protected spans.
     pub(super) fn protected_spans(&self) -> (usize, Vec<(usize, usize)>) {
