@@ -100,11 +100,14 @@ pub fn precheck_report(
     m
 }
 
-/// One receipt entry as served.
-pub fn receipt_entry(entry: &ReceiptEntry) -> Value {
-    let mut m = Map::new();
+/// One receipt entry as served (members in the reference's order), its path moved in; the map
+/// is sized once.
+pub fn receipt_entry(entry: ReceiptEntry) -> Value {
+    let delta_tokens = entry.delta_tokens();
+    let delta_chars = entry.delta_chars();
+    let mut m = Map::with_capacity(9);
     m.insert("op".into(), json!(entry.op.id()));
-    m.insert("path".into(), json!(entry.path));
+    m.insert("path".into(), Value::String(entry.path));
     if let Some(index) = entry.index {
         m.insert("index".into(), json!(index));
     }
@@ -112,8 +115,8 @@ pub fn receipt_entry(entry: &ReceiptEntry) -> Value {
     m.insert("chars_after".into(), json!(entry.chars_after));
     m.insert("tokens_before".into(), json!(entry.tokens_before));
     m.insert("tokens_after".into(), json!(entry.tokens_after));
-    m.insert("delta_tokens".into(), json!(entry.delta_tokens()));
-    m.insert("delta_chars".into(), json!(entry.delta_chars()));
+    m.insert("delta_tokens".into(), json!(delta_tokens));
+    m.insert("delta_chars".into(), json!(delta_chars));
     Value::Object(m)
 }
 
@@ -152,6 +155,8 @@ pub fn budget_report(
     now_ms: u64,
 ) -> (Map<String, Value>, Vec<(&'static str, LedgerValue)>) {
     let shaped_text = std::mem::take(&mut shaping.shaped_text);
+    let applications = shaping.applications();
+    let receipt = std::mem::take(&mut shaping.receipt);
     let shaping = &shaping;
     let budget = req.effective_budget();
     let verdict = verdict_line(
@@ -160,7 +165,6 @@ pub fn budget_report(
         grade(shaping, budget),
         now_ms,
     );
-    let applications = shaping.applications();
     let total: u64 = applications.iter().sum();
     let mut m = header("budget");
     m.insert("verdict".into(), json!(verdict));
@@ -186,7 +190,7 @@ pub fn budget_report(
     m.insert("shaped_payload".into(), Value::String(shaped_text));
     m.insert(
         "receipt".into(),
-        Value::Array(shaping.receipt.iter().map(receipt_entry).collect()),
+        Value::Array(receipt.into_iter().map(receipt_entry).collect()),
     );
     m.insert(
         "applications".into(),

@@ -29,8 +29,17 @@ impl Text for str {
     fn write_literal(&self, out: &mut String) {
         write_js_string(out, self);
     }
+    /// Byte order where it is UTF-16 order: up to the first differing byte, and at it when either
+    /// byte is ASCII (both strings are then at a character boundary, and an ASCII character sorts
+    /// before any other in both orders). Only two non-ASCII characters are compared as UTF-16,
+    /// where the orders can differ (U+E000..U+FFFF sorts after a surrogate pair in UTF-16).
     fn utf16_cmp(&self, other: &Self) -> Ordering {
-        self.encode_utf16().cmp(other.encode_utf16())
+        let (a, b) = (self.as_bytes(), other.as_bytes());
+        match a.iter().zip(b).position(|(x, y)| x != y) {
+            None => a.len().cmp(&b.len()),
+            Some(i) if a[i] < 0x80 || b[i] < 0x80 => a[i].cmp(&b[i]),
+            Some(_) => self.encode_utf16().cmp(other.encode_utf16()),
+        }
     }
     #[inline]
     fn array_index(&self) -> Option<u32> {
@@ -164,6 +173,9 @@ pub fn write<T: Tree>(out: &mut String, value: &T, order: KeyOrder) {
                         None
                     }
                 }
+                // Members already in JCS order (as the families build their reports) are
+                // written as they stand, with no list to sort.
+                KeyOrder::Jcs if in_jcs_order(value) => None,
                 KeyOrder::Jcs => {
                     let mut members: Vec<_> = value.members().collect();
                     members.sort_by(|a, b| a.0.utf16_cmp(b.0));
@@ -178,6 +190,16 @@ pub fn write<T: Tree>(out: &mut String, value: &T, order: KeyOrder) {
             out.push('}');
         }
     }
+}
+
+/// Whether the object's member names, in the tree's order, ascend strictly in UTF-16 order.
+fn in_jcs_order<T: Tree>(value: &T) -> bool {
+    let mut previous: Option<&T::Text> = None;
+    value.members().all(|(key, _)| {
+        let ascending = previous.is_none_or(|p| p.utf16_cmp(key) == Ordering::Less);
+        previous = Some(key);
+        ascending
+    })
 }
 
 fn write_members<'a, T: Tree + 'a>(
@@ -338,5 +360,49 @@ mod tests {
     fn integers_beyond_2_pow_53_round_like_doubles() {
         assert_eq!(to_jcs(&json!(9007199254740993u64)), "9007199254740992");
         assert_eq!(to_jcs(&json!(-42)), "-42");
+    }
+
+    /// The byte-first comparison is UTF-16 order on every pair drawn from names that share
+    /// prefixes and mix ASCII, two- and three-byte characters, U+E000..U+FFFF and astral ones
+    /// (where UTF-8 and UTF-16 orders part); and an object written in insertion order when it is
+    /// already sorted gives the bytes a sorted copy gives.
+    #[test]
+    fn utf16_order_by_bytes_first() {
+        let parts = [
+            "",
+            "a",
+            "b",
+            "é",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "中",
+            "A",
+        ];
+        let mut names = Vec::new();
+        for x in parts {
+            for y in parts {
+                for z in ["", "a", "\u{fb33}", "\u{1f600}"] {
+                    names.push(format!("{x}{y}{z}"));
+                }
+            }
+        }
+        for a in &names {
+            for b in &names {
+                let want = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(a.as_str().utf16_cmp(b.as_str()), want, "{a:?} {b:?}");
+            }
+        }
+        let mut sorted = names.clone();
+        sorted.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        sorted.dedup();
+        let object = |keys: &[String]| {
+            Value::Object(keys.iter().map(|k| (k.clone(), json!(k.len()))).collect())
+        };
+        let mut reversed = sorted.clone();
+        reversed.reverse();
+        assert_eq!(to_jcs(&object(&sorted)), to_jcs(&object(&reversed)));
+        assert!(in_jcs_order(&object(&sorted)) && !in_jcs_order(&object(&reversed)));
     }
 }

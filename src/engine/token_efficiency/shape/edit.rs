@@ -7,6 +7,59 @@ use crate::engine::token_efficiency::ops::Op;
 use crate::engine::token_efficiency::receipt::ReceiptEntry;
 use crate::engine::tokenizer;
 
+/// How far a scan for a safe cut inside a rewritten atom goes before it gives up.
+const CUT_SCAN: usize = 256;
+
+/// The shortest middle of a rewritten atom whose count is kept for the recount.
+const KNOWN_MIN: usize = 256;
+
+/// The first cut at or after byte `from` of `text` (within [`CUT_SCAN`] bytes) that is safe
+/// ([`tokenizer::is_piece_start`]) with a character of `text` on each side.
+fn safe_cut_after(text: &str, from: usize) -> Option<usize> {
+    let mut before = text[..from].chars().next_back()?;
+    for (i, c) in text[from..].char_indices() {
+        if i > CUT_SCAN {
+            return None;
+        }
+        if tokenizer::is_piece_start(before, c) {
+            return Some(from + i);
+        }
+        before = c;
+    }
+    None
+}
+
+/// The last cut at or before byte `to` of `text` (within [`CUT_SCAN`] bytes) that is safe with a
+/// character of `text` on each side.
+fn safe_cut_before(text: &str, to: usize) -> Option<usize> {
+    let mut after = text[to..].chars().next()?;
+    for (i, c) in text[..to].char_indices().rev() {
+        if to - i > CUT_SCAN {
+            return None;
+        }
+        if tokenizer::is_piece_start(c, after) {
+            return Some(i + c.len_utf8());
+        }
+        after = c;
+    }
+    None
+}
+
+/// The last safe cut in `text` read backwards from its end, where `after` is the character that
+/// follows `text` (None: nothing follows yet); on return `after` is `text`'s first character when
+/// no cut was found. A cut at `text.len()` takes nothing of it.
+fn last_safe_cut(text: &str, after: &mut Option<char>) -> Option<usize> {
+    for (i, c) in text.char_indices().rev() {
+        if let Some(next) = *after {
+            if tokenizer::is_piece_start(c, next) {
+                return Some(i + c.len_utf8());
+            }
+        }
+        *after = Some(c);
+    }
+    None
+}
+
 impl Document<'_> {
     /// Whether atom `atom` is still in the live text.
     pub(super) fn is_live_atom(&self, atom: usize) -> bool {
@@ -65,33 +118,37 @@ impl Document<'_> {
     }
 
     /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
-    /// unchanged beginning), back to the nearest safe cut (or the start of the text).
+    /// unchanged beginning), back to the nearest safe cut (or the start of the text). The atoms
+    /// it reaches are noted and their text copied once, at the end.
     pub(super) fn left_context(&mut self, first: usize, head: &str) -> String {
-        let mut collected: Vec<char> = Vec::new();
+        let mut after = None;
+        if let Some(cut) = last_safe_cut(head, &mut after) {
+            return head[cut..].to_owned();
+        }
+        let mut reached: Vec<(usize, usize)> = Vec::new();
         let mut cursor = if first == 0 {
             None
         } else {
             self.live_at_or_before(first - 1)
         };
-        let mut piece = head.to_owned();
-        loop {
-            for c in piece.chars().rev() {
-                if let Some(&after) = collected.last() {
-                    if tokenizer::is_piece_start(c, after) {
-                        return collected.iter().rev().collect();
-                    }
-                }
-                collected.push(c);
+        while let Some(atom) = cursor {
+            if let Some(cut) = last_safe_cut(self.atom_text(atom), &mut after) {
+                reached.push((atom, cut));
+                break;
             }
-            let Some(atom) = cursor else { break };
-            piece = self.atom_text(atom).to_owned();
+            reached.push((atom, 0));
             cursor = if atom == 0 {
                 None
             } else {
                 self.live_at_or_before(atom - 1)
             };
         }
-        collected.iter().rev().collect()
+        let mut context = String::new();
+        for &(atom, from) in reached.iter().rev() {
+            context.push_str(&self.atom_text(atom)[from..]);
+        }
+        context.push_str(head);
+        context
     }
 
     /// Live text after atom `last`, up to the nearest safe cut (or the end of the text).
@@ -138,26 +195,55 @@ impl Document<'_> {
     ) {
         let (op, path, index) = entry;
         self.track_liveness();
-        let (left, removed, inserted) = match replacement {
+        let (left, removed, inserted, middle) = match replacement {
             Some((head, text)) => {
                 let old = self.atom_text(first).to_owned();
                 let left = self.left_context(first, &old[..head]);
+                let middle = self.count_rewritten_middle(first, head);
                 let inserted = text[head..].to_owned();
+                if self.rewritten.is_empty() {
+                    self.rewritten = vec![false; self.atom_start.len()];
+                }
+                self.rewritten[first] = true;
                 self.replaced.insert(first, text);
-                (left, old[head..].to_owned(), inserted)
+                (left, old[head..].to_owned(), inserted, middle)
             }
             None => {
                 let left = self.left_context(first, "");
-                (left, self.kill_range(first, last), String::new())
+                (left, self.kill_range(first, last), String::new(), None)
             }
         };
         let right = self.right_context(last);
-        let before_window = format!("{left}{removed}{right}");
-        let after_window = format!("{left}{inserted}{right}");
+        // One buffer for both windows: the context around what was removed, then around what
+        // was inserted. Where a rewrite's middle was counted once ([`Self::count_rewritten_middle`]),
+        // the window before is counted in three parts cut at safe cuts.
+        let mut window = String::with_capacity(left.len() + removed.len() + right.len() + 64);
+        let removed_tokens = match middle {
+            Some((from, to, tokens)) => {
+                window.push_str(&left);
+                window.push_str(&removed[..from]);
+                let before = tokenizer::count(&window);
+                window.clear();
+                window.push_str(&removed[to..]);
+                window.push_str(&right);
+                before + tokens + tokenizer::count(&window)
+            }
+            None => {
+                window.push_str(&left);
+                window.push_str(&removed);
+                window.push_str(&right);
+                tokenizer::count(&window)
+            }
+        };
+        window.clear();
+        window.push_str(&left);
+        window.push_str(&inserted);
+        window.push_str(&right);
+        let inserted_tokens = tokenizer::count(&window);
         let tokens_before = self.tokens;
         let chars_before = self.chars;
-        let tokens_after = (tokens_before + tokenizer::count(&after_window) as u64)
-            .saturating_sub(tokenizer::count(&before_window) as u64);
+        let tokens_after =
+            (tokens_before + inserted_tokens as u64).saturating_sub(removed_tokens as u64);
         let chars_after =
             chars_before + inserted.chars().count() as u64 - removed.chars().count() as u64;
         self.tokens = tokens_after;
@@ -171,6 +257,33 @@ impl Document<'_> {
             tokens_before,
             tokens_after,
         });
+    }
+
+    /// The middle of a rewritten atom's removed part (the bytes after its first `head`), between
+    /// the first safe cut after `head` and the last one before the atom's last character, counted
+    /// once: returns those cuts relative to `head` and the count, and records the span in
+    /// [`Document::known`] so the stretch recount ([`super::recount`]) reads it instead of
+    /// counting the same submitted bytes again. `None` when the atom was rewritten before, no such
+    /// cuts are found near the ends, or the middle is short.
+    fn count_rewritten_middle(
+        &mut self,
+        atom: usize,
+        head: usize,
+    ) -> Option<(usize, usize, usize)> {
+        if self.rewrite_of(atom).is_some() {
+            return None;
+        }
+        let (start, end) = (self.atom_start[atom], self.atom_end[atom]);
+        let original = &self.text[start..end];
+        let last_char = original.char_indices().next_back()?.0;
+        let from = safe_cut_after(original, head)?;
+        let to = safe_cut_before(original, last_char)?;
+        if to < from + KNOWN_MIN {
+            return None;
+        }
+        let tokens = tokenizer::count(&original[from..to]);
+        self.known.push((start + from, start + to, tokens));
+        Some((from - head, to - head, tokens))
     }
 
     /// Removes a child from its container (one receipt application), with the comma that goes with

@@ -78,6 +78,12 @@ struct Document<'t> {
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
     replaced: HashMap<usize, String, AtomHash>,
+    /// Per atom, whether it is in `replaced`; empty until the first rewrite (a flag read per atom
+    /// instead of a hash lookup when the live text is walked).
+    rewritten: Vec<bool>,
+    /// Spans of the submitted text inside rewritten atoms, each between two cuts safe in it, whose
+    /// counts S-3's windows took once: `(start, end, tokens)` in document order ([`edit`]).
+    known: Vec<(usize, usize, usize)>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
@@ -242,7 +248,10 @@ pub fn shape(
         }
     }
     let (shaped_text, shaped_tokens, shaped_chars) = if tokens_now <= budget {
-        (text.to_owned(), tokens_now, chars_now)
+        // S-1..S-3 fit it (so they edited it): the edited text moves into the result, uncopied.
+        drop(retokenized);
+        let shaped = edited.unwrap_or_else(|| canonical.to_owned());
+        (shaped, tokens_now, chars_now)
     } else {
         let total = chars_now as usize;
         // The budget is a u64 (up to 2^53); usize is 32 bits in workerd. Saturating is exact: a

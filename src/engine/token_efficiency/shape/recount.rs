@@ -63,7 +63,7 @@ impl Document<'_> {
             let written = if live { self.atom_text(atom) } else { "" };
             // A rewritten atom changed only from where it first differs from its original (S-3
             // keeps a string's first 2,000 characters).
-            let same = match self.replaced.get(&atom) {
+            let same = match self.rewrite_of(atom) {
                 Some(text) if live => common_prefix(&self.text[start..end], text),
                 None if live => written.len(),
                 _ => 0,
@@ -85,6 +85,25 @@ impl Document<'_> {
             e += written.len();
         }
         (t == self.text.len() && e == edited.len()).then_some(stretches)
+    }
+
+    /// `count(submitted[a..b])`, where the middles of rewritten atoms S-3's windows already counted
+    /// ([`Document::known`]: spans of these same submitted bytes) are read instead of counted
+    /// again. A count is a function of the bytes alone, so this is the count the recount would
+    /// take; each span is used only when both its ends are cuts safe in the submitted text
+    /// (checked here, not trusted), so the parts add up.
+    fn submitted_count(&self, a: usize, b: usize) -> usize {
+        let submitted = self.text;
+        let first = self.known.partition_point(|&(start, _, _)| start < a);
+        let (mut total, mut at) = (0, a);
+        for &(start, end, tokens) in self.known[first..].iter().take_while(|k| k.1 <= b) {
+            if !(safe_cut(submitted, start) && safe_cut(submitted, end)) {
+                continue;
+            }
+            total += tokenizer::count(&submitted[at..start]) + tokens;
+            at = end;
+        }
+        total + tokenizer::count(&submitted[at..b])
     }
 
     /// The token count of `edited` (the live text after S-1..S-3) recounted from
@@ -122,7 +141,7 @@ impl Document<'_> {
                 e.1 += step;
             }
             total += tokenizer::count(&edited[e.0..e.1]) as i128;
-            total -= tokenizer::count(&submitted[t.0..t.1]) as i128;
+            total -= self.submitted_count(t.0, t.1) as i128;
             done = t.1;
         }
         u64::try_from(total).ok()

@@ -62,17 +62,34 @@ pub(super) fn literal_char_len(content: &[u8]) -> usize {
 
 /// Characters of a canonical literal's content (an escape is one character, a lone surrogate one):
 /// its UTF-8 lead bytes, less the extra bytes of each escape (`\u` escapes are six, others two;
-/// an escape's bytes are ASCII, so each one is a lead byte).
+/// an escape's bytes are ASCII, so each one is a lead byte). Continuation bytes (`10xxxxxx`) are
+/// counted eight at a time, and escapes are found by [`plain_run`] (a canonical literal's content
+/// holds no raw `"` or control character, so its plain runs end only at a backslash): this crate
+/// is built for size, where a byte-at-a-time count is not vectorised, and the builder runs it over
+/// every string longer than the S-3 cap.
 pub(super) fn literal_chars(content: &[u8]) -> usize {
-    let leads = content.iter().filter(|&&b| (b as i8) >= -0x40).count();
-    let mut extra = 0;
-    let mut i = 0;
-    while let Some(at) = content[i..].iter().position(|&b| b == b'\\') {
-        let len = literal_char_len(&content[i + at..]);
-        extra += len - 1;
-        i += at + len;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = content.chunks_exact(8);
+    let mut continuation = 0usize;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        // Bit 7 set and bit 6 clear: `w << 1` moves each byte's bit 6 to its bit 7.
+        continuation += (w & !(w << 1) & HIGH).count_ones() as usize;
     }
-    leads - extra
+    continuation += words
+        .remainder()
+        .iter()
+        .filter(|&&b| b & 0xC0 == 0x80)
+        .count();
+    let mut extra = 0;
+    let mut i = plain_run(content);
+    while i < content.len() {
+        let len = literal_char_len(&content[i..]);
+        extra += len - 1;
+        i += len;
+        i += plain_run(&content[i..]);
+    }
+    content.len() - continuation - extra
 }
 
 /// Bytes of a canonical literal's content that hold its first `n` characters. Runs of eight ASCII
@@ -277,6 +294,8 @@ impl<'t> Document<'t> {
             atom_start: Vec::with_capacity(canonical.len() / 4 + 8),
             atom_end: Vec::with_capacity(canonical.len() / 4 + 8),
             replaced: HashMap::default(),
+            rewritten: Vec::new(),
+            known: Vec::new(),
             live: Vec::new(),
             left: Vec::new(),
             right: Vec::new(),
@@ -294,12 +313,18 @@ impl<'t> Document<'t> {
         Some(builder.doc)
     }
 
+    /// The text atom `atom` was rewritten to, if it was.
+    pub(super) fn rewrite_of(&self, atom: usize) -> Option<&String> {
+        if self.rewritten.get(atom).copied().unwrap_or(false) {
+            self.replaced.get(&atom)
+        } else {
+            None
+        }
+    }
+
     pub(super) fn atom_text(&self, atom: usize) -> &str {
-        // Most runs replace nothing (only S-3 does): skip hashing the index then.
-        let replaced = (!self.replaced.is_empty())
-            .then(|| self.replaced.get(&atom))
-            .flatten();
-        match replaced {
+        // Only the atoms S-3 rewrote are looked up (a flag first, then the map).
+        match self.rewrite_of(atom) {
             Some(text) => text,
             None => &self.text[self.atom_start[atom]..self.atom_end[atom]],
         }
@@ -321,30 +346,40 @@ impl<'t> Document<'t> {
         children
     }
 
+    /// The receipt path of `node`: keys joined with `.`, positions as `[n]`, written into one
+    /// string (a key is read back from its literal only when it holds an escape).
     pub(super) fn path(&self, node: usize) -> String {
-        let mut segments: Vec<&Node> = Vec::new();
+        use std::fmt::Write as _;
+        let mut segments: Vec<usize> = Vec::with_capacity(8);
         let mut cursor = node;
         while self.nodes[cursor].parent != NONE {
-            segments.push(&self.nodes[cursor]);
+            segments.push(cursor);
             cursor = self.nodes[cursor].parent;
         }
         let mut path = String::new();
-        for segment in segments.iter().rev() {
+        for &id in segments.iter().rev() {
+            let segment = &self.nodes[id];
             if segment.key_atom != NONE {
                 if !path.is_empty() || segment.parent != 0 {
                     path.push('.');
                 }
                 let literal = &self.text
                     [self.atom_start[segment.key_atom]..self.atom_end[segment.key_atom] - 1];
-                let name = literal_text(&literal[1..literal.len() - 1], true)
-                    .expect("canonical escapes are well formed");
-                path.push_str(&name);
+                let content = &literal[1..literal.len() - 1];
+                if content.contains('\\') {
+                    let name =
+                        literal_text(content, true).expect("canonical escapes are well formed");
+                    path.push_str(&name);
+                } else {
+                    path.push_str(content);
+                }
             } else {
-                path.push_str(&format!("[{}]", segment.pos));
+                let _ = write!(path, "[{}]", segment.pos);
             }
         }
         path
     }
+
     /// The end offset (in characters) of the last protected field's span in the live text, and
     /// the outermost protected spans.
     pub(super) fn protected_spans(&self) -> (usize, Vec<(usize, usize)>) {
