@@ -6,7 +6,9 @@
 //! the payload: inside a
 //! valid JSON string only escapes produce them, so the list is complete by construction, and the
 //! canonical check steps over string contents with it instead of scanning them
-//! ([`crate::engine::jsjson::fast_canonical_with`]).
+//! ([`crate::engine::jsjson::fast_canonical_with`]). Asked with a depth (the pre-check, which takes
+//! no census), the same pass also follows the payload's JSON structure and says whether it is
+//! canonical already ([`crate::engine::jsjson::unescape_canonical`]), so no walk follows.
 //!
 //! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
 //! the members the general path reads (serde_json reads every other member's value); anything
