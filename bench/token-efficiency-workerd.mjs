@@ -21,6 +21,7 @@
 // ROOT (its own build/, wrangler.toml and tests/e2e/lib/worker.mjs) and every round times each op on
 // both, alternating which goes first; each line then prints both builds' figures.
 // TE_BENCH_PORT (default 8853) is the port of this checkout's worker; the other's is the next one.
+// TE_BENCH_CASE=a,b runs only those cases; TE_BENCH_OPS=fits,parse times only those ops (and count).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -32,7 +33,11 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const OPS = ['count', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+const ALL_OPS = ['count', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+// TE_BENCH_OPS=count,fits,... times only those ops (count is always timed: every ratio is to it).
+const OPS = process.env.TE_BENCH_OPS
+  ? ALL_OPS.filter((op) => op === 'count' || process.env.TE_BENCH_OPS.split(',').includes(op))
+  : ALL_OPS;
 const PORT = Number(process.env.TE_BENCH_PORT ?? 8853);
 const BEFORE = process.env.TE_BENCH_BEFORE;
 
@@ -40,7 +45,7 @@ const dir = process.argv[2];
 const only = process.env.TE_BENCH_CASE;
 const cases = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
   .map((f) => ({ id: f.slice(0, -'.json'.length), body: readFileSync(join(dir, f)) }))
-  .filter((c) => !only || c.id === only);
+  .filter((c) => !only || only.split(',').includes(c.id));
 if (cases.length === 0) throw new Error(`no bodies in ${dir}`);
 
 const canonical = (payload) => {
@@ -92,7 +97,7 @@ try {
           throw new Error(`${id} ${name} ${op}: ${once[op].answer.tokens} tokens, gpt-tokenizer ${expected}`);
         }
       }
-      if (!(once.budget.answer.shaped_tokens <= budget) && expected <= budget) {
+      if (once.budget && !(once.budget.answer.shaped_tokens <= budget) && expected <= budget) {
         throw new Error(`${id} ${name}: shaped ${once.budget.answer.shaped_tokens} over the budget ${budget}`);
       }
     }
@@ -121,6 +126,11 @@ try {
       }
     }
     const line = (figures) => {
+      if (OPS !== ALL_OPS) {
+        const count = median(figures.count);
+        return `one tokenization ${count.toFixed(2)} ms; ` +
+          OPS.filter((op) => op !== 'count').map((op) => `${op} ${(median(figures[op]) / count).toFixed(2)}x`).join(', ');
+      }
       const [count, parse, precheck, fits, budgetMs, digest] = OPS.map((op) => median(figures[op]));
       const floor = 1 + digest / count;
       return `one tokenization ${count.toFixed(2)} ms; parse alone ${(parse / count).toFixed(2)}x; ` +
@@ -129,7 +139,7 @@ try {
         `above the floor ${(budgetMs / count - floor).toFixed(2)}x)`;
     };
     console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request, ` +
-      `shaped ${once.budget.answer.shaped_tokens} tokens, answer ${once.budget.answer.answer_bytes} bytes; repeat=0 request ` +
+      `shaped ${once.budget?.answer.shaped_tokens} tokens, answer ${once.budget?.answer.answer_bytes} bytes; repeat=0 request ` +
       `${(median(share) * 100).toFixed(1)}% of a timed one`);
     builds.forEach(({ name }, b) => console.log(`  ${builds.length > 1 ? `${name}: ` : ''}${line(net[b])}`));
   }

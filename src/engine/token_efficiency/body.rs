@@ -6,7 +6,9 @@
 //! the payload: inside a
 //! valid JSON string only escapes produce them, so the list is complete by construction, and the
 //! canonical check steps over string contents with it instead of scanning them
-//! ([`crate::engine::jsjson::fast_canonical_with`]).
+//! ([`crate::engine::jsjson::fast_canonical_with`]). Asked with a depth (the pre-check, which takes
+//! no census), the same pass also follows the payload's JSON structure and says whether it is
+//! canonical already ([`crate::engine::jsjson::unescape_canonical`]), so no walk follows.
 //!
 //! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
 //! the members the general path reads (serde_json reads every other member's value); anything
@@ -15,6 +17,7 @@
 //! here renders or keeps any part of the body.
 
 use crate::engine::jsjson::unescape::unescape;
+use crate::engine::jsjson::unescape_canonical::unescape_canonical;
 use serde_json::Value;
 
 /// A body read by the fast path.
@@ -25,6 +28,9 @@ pub struct FastBody {
     pub specials: Vec<u32>,
     /// The payload is ASCII (its characters are its bytes); `false` when not known to be.
     pub payload_ascii: bool,
+    /// The payload is JSON in its canonical form (found while unescaping it, when [`read`] was
+    /// asked to look; `specials` is then empty, no walk needing it); `false`: not known.
+    pub payload_canonical: bool,
 }
 
 const MEMBERS: [&str; 5] = [
@@ -42,8 +48,10 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Reads `body` when it has the common shape (see the module documentation).
-pub fn read(body: &[u8]) -> Option<FastBody> {
+/// Reads `body` when it has the common shape (see the module documentation). With
+/// `canonical_depth`, the payload's unescape also tells whether it is canonical JSON nested at
+/// most that deep ([`unescape_canonical`]: one pass instead of the unescape and a canonical walk).
+pub fn read(body: &[u8], canonical_depth: Option<usize>) -> Option<FastBody> {
     // Offsets are u32; bodies are capped far below.
     if u32::try_from(body.len()).is_err() {
         return None;
@@ -57,6 +65,7 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
     let mut seen = [false; MEMBERS.len()];
     let mut specials = Vec::new();
     let mut payload_ascii = false;
+    let mut payload_canonical = false;
     loop {
         if body.get(i) != Some(&b'"') {
             return None;
@@ -76,7 +85,15 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
             if body.get(i) != Some(&b'"') {
                 return None;
             }
-            let payload = unescape(body, i + 1, &mut specials)?;
+            let payload = match canonical_depth {
+                Some(depth) => {
+                    let literal = unescape_canonical(body, i + 1, depth)?;
+                    payload_canonical = literal.canonical;
+                    specials = literal.specials;
+                    literal.unescaped
+                }
+                None => unescape(body, i + 1, &mut specials)?,
+            };
             i = payload.end;
             payload_ascii = payload.ascii;
             Value::String(payload.text)
@@ -101,12 +118,15 @@ pub fn read(body: &[u8]) -> Option<FastBody> {
         members,
         specials,
         payload_ascii,
+        payload_canonical,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::jsjson::{fast_canonical_of, Canonical};
+    use crate::engine::token_efficiency::published::MAX_DEPTH;
     use context_meter_test_rng::Lcg;
 
     #[test]
@@ -146,19 +166,30 @@ mod tests {
             } else {
                 format!(r#"{{"budget_tokens":5,"payload":"{literal}"}}"#)
             };
-            let fast = read(body.as_bytes()).expect("the common shape");
-            let general: Value = serde_json::from_str(&body).unwrap();
-            let payload = &fast.members.iter().find(|(k, _)| k == "payload").unwrap().1;
-            assert_eq!(payload, &general["payload"], "{literal}");
-            let text = general["payload"].as_str().unwrap();
-            let scanned: Vec<u32> = (0..text.len() as u32)
-                .filter(|&at| matches!(text.as_bytes()[at as usize], b'"' | b'\\' | 0..=0x1f))
-                .collect();
-            assert_eq!(fast.specials, scanned, "{literal}");
-            if text.is_ascii() {
-                assert!(fast.payload_ascii, "{literal}");
-            } else {
-                assert!(!fast.payload_ascii, "{literal}");
+            for depth in [None, Some(MAX_DEPTH)] {
+                let fast = read(body.as_bytes(), depth).expect("the common shape");
+                let general: Value = serde_json::from_str(&body).unwrap();
+                let payload = &fast.members.iter().find(|(k, _)| k == "payload").unwrap().1;
+                assert_eq!(payload, &general["payload"], "{literal}");
+                let text = general["payload"].as_str().unwrap();
+                let scanned: Vec<u32> = (0..text.len() as u32)
+                    .filter(|&at| matches!(text.as_bytes()[at as usize], b'"' | b'\\' | 0..=0x1f))
+                    .collect();
+                if fast.payload_canonical {
+                    assert!(fast.specials.is_empty(), "{literal}");
+                } else {
+                    assert_eq!(fast.specials, scanned, "{literal}");
+                }
+                assert_eq!(
+                    fast.payload_canonical,
+                    depth.is_some() && fast_canonical_of(text, MAX_DEPTH) == Some(Canonical::Same),
+                    "{literal}"
+                );
+                if text.is_ascii() {
+                    assert!(fast.payload_ascii, "{literal}");
+                } else {
+                    assert!(!fast.payload_ascii, "{literal}");
+                }
             }
         }
     }
@@ -182,11 +213,17 @@ mod tests {
             r#"["payload"]"#,
             "",
         ] {
-            assert!(read(body.as_bytes()).is_none(), "{body}");
+            for depth in [None, Some(MAX_DEPTH)] {
+                assert!(read(body.as_bytes(), depth).is_none(), "{body}");
+            }
         }
-        assert!(read(b"{\"payload\":\"\xff\",\"budget_tokens\":5}").is_none());
+        for depth in [None, Some(MAX_DEPTH)] {
+            assert!(read(b"{\"payload\":\"\xff\",\"budget_tokens\":5}", depth).is_none());
+            assert!(read(b"{\"payload\":\"[1,\xff]\",\"budget_tokens\":5}", depth).is_none());
+        }
         let fast = read(
             br#" { "caller" : "x" , "keep_fields":["a.b"], "payload" : "p" ,"budget_tokens":1e3 } "#,
+            None,
         )
         .expect("whitespace and member order are free");
         let names: Vec<&str> = fast.members.iter().map(|(k, _)| k.as_str()).collect();

@@ -43,6 +43,18 @@ pub struct CanonicalForm {
     pub untouched: Option<bool>,
 }
 
+impl CanonicalForm {
+    /// A payload found to be canonical JSON already (by the body reader's unescape): itself.
+    pub fn already(payload: String) -> CanonicalForm {
+        CanonicalForm {
+            text: payload,
+            is_json: true,
+            unchanged: true,
+            untouched: None,
+        }
+    }
+}
+
 /// The canonical form of `payload`. `specials`: the offsets of its `"`, `\` and control bytes
 /// when the body reader recorded them (string contents are then stepped over, not scanned).
 pub fn canonical_form(

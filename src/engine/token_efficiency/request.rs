@@ -145,18 +145,23 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     // The common body takes the fast path (one pass over the payload, which also tells the
     // canonical check where its quotes, backslashes and control bytes are); anything else, and
     // every refusal, takes the general one.
-    let (mut members, specials, payload_ascii) = match fast.then(|| body::read(body)).flatten() {
+    // Without a census to take, the fast path's unescape also checks the payload canonical
+    // (one pass; the census needs the canonical walk's observer, so the budget op walks).
+    let canonical_depth = (!take_census).then_some(payload::MAX_DEPTH);
+    let read = fast.then(|| body::read(body, canonical_depth)).flatten();
+    let (mut members, specials, payload_ascii, payload_canonical) = match read {
         Some(fast) => {
             let members = fast
                 .members
                 .into_iter()
                 .map(|(k, v)| (k, Field::from_serde(v)))
                 .collect();
-            (members, Some(fast.specials), fast.payload_ascii)
+            let canonical = fast.payload_canonical;
+            (members, Some(fast.specials), fast.payload_ascii, canonical)
         }
         None => {
             let text = std::str::from_utf8(body).map_err(|_| Refusal::BodyNotUtf8)?;
-            (body_members(text)?, None, false)
+            (body_members(text)?, None, false, false)
         }
     };
     if members
@@ -218,7 +223,11 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     } else {
         payload.chars().count() as u64
     };
-    let canonical = payload::canonical_form(payload, specials.as_deref(), take_census)?;
+    let canonical = if payload_canonical {
+        payload::CanonicalForm::already(payload)
+    } else {
+        payload::canonical_form(payload, specials.as_deref(), take_census)?
+    };
     let canonical_chars = if canonical.unchanged {
         payload_chars
     } else {

@@ -10,7 +10,8 @@
 //!   string escaper ([`escape`]), one array-index test ([`keys`]), one set of lexeme scanners
 //!   ([`lexeme`]).
 //!
-//! - [`unescape`]: a string literal's text and where its `"`, `\\` and control bytes are.
+//! - [`unescape`]: a string literal's text and where its `"`, `\\` and control bytes are;
+//!   [`unescape_canonical`]: the same, also telling in the same pass whether the text is canonical JSON.
 //!
 //! Its own package (`context-meter-jsjson`) so the release profile builds these byte loops at
 //! opt-level 3 while the rest of the worker is built for size; the canonical walk is instantiated
@@ -29,6 +30,7 @@ pub mod observe;
 pub mod read;
 pub mod syntax;
 pub mod unescape;
+pub mod unescape_canonical;
 pub mod value;
 pub mod write;
 

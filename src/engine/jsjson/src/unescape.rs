@@ -22,11 +22,38 @@ pub struct Unescaped {
 pub fn unescape(bytes: &[u8], start: usize, specials: &mut Vec<u32>) -> Option<Unescaped> {
     // The text is never longer than the literal's bytes; 8 bytes of slack for the wide writes
     // are covered because at least 8 input bytes remain whenever one is made.
-    let mut out = vec![0u8; bytes.len() - start];
-    let (mut i, mut o) = (start, 0);
-    // The OR of every word and run looked at: its high bits say whether a non-ASCII byte was seen
-    // (bytes past the literal's end may be seen too, which only costs the caller a count).
-    let mut high = 0u64;
+    let out = vec![0u8; bytes.len() - start];
+    unescape_from(
+        bytes,
+        Partial {
+            i: start,
+            out,
+            o: 0,
+            high: 0,
+        },
+        specials,
+    )
+}
+
+/// A literal unescaped up to input index `i`: `out[..o]` is the text of the bytes before `i`
+/// (which is not inside an escape); `out` is as long as the rest of the input after the literal's
+/// opening quote; `high` is the OR of the bytes looked at so far (see [`Unescaped::ascii`]).
+pub struct Partial {
+    pub i: usize,
+    pub out: Vec<u8>,
+    pub o: usize,
+    pub high: u64,
+}
+
+/// [`unescape`], resumed where another reader of the literal stopped (`specials` must already
+/// hold the offsets of the special bytes of `out[..o]`).
+pub fn unescape_from(bytes: &[u8], partial: Partial, specials: &mut Vec<u32>) -> Option<Unescaped> {
+    let Partial {
+        mut i,
+        mut out,
+        mut o,
+        mut high,
+    } = partial;
     loop {
         // A short run (an escape-dense payload: a quote every few bytes) is copied eight bytes
         // at a time, written unconditionally; past 16 plain bytes the run is found first and
