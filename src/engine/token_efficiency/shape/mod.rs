@@ -23,6 +23,7 @@
 mod edit;
 mod recount;
 mod s_ops;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -179,7 +180,7 @@ pub fn shape(
     }
     // S-1..S-3 on the tree, unless a one-pass census shows they find nothing to act on (text-only
     // payloads have no tree); `edited` holds the live text when they changed anything.
-    let (edited, recounted, floor, spans, mut receipt, tokens_now, chars_now) = if !json
+    let (edited, shared, recounted, floor, spans, mut receipt, tokens_now, chars_now) = if !json
         || (keep.is_empty()
             && submission
                 .untouched
@@ -187,6 +188,7 @@ pub fn shape(
     {
         (
             None,
+            Vec::new(),
             None,
             0,
             Vec::new(),
@@ -212,9 +214,16 @@ pub fn shape(
             .as_deref()
             .filter(|_| doc.tokens <= budget)
             .and_then(|edited| doc.recount_edited(edited, submitted_tokens));
+        // An S-4 search follows: what the edited text shares with the submitted one.
+        let shared = if edited.is_some() && doc.tokens > budget {
+            doc.shared_stretches()
+        } else {
+            Vec::new()
+        };
         let (floor, spans) = doc.protected_spans();
         (
             edited,
+            shared,
             recounted,
             floor,
             spans,
@@ -223,12 +232,12 @@ pub fn shape(
             doc.chars,
         )
     };
-    // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
-    // its count.
+    // The S-4 search needs the edited text tokenized with its prefix analysis (built from the
+    // submitted text's over the stretches the edits left alone); a fit needs only its count.
     let retokenized = edited
         .as_deref()
         .filter(|_| tokens_now > budget)
-        .map(Tokenized::new);
+        .map(|edited| submitted.edited(edited, &shared));
     let current = retokenized.as_ref().unwrap_or(submitted);
     let text = edited.as_deref().unwrap_or(current.text());
     // The chain of windowed counts must equal a count of the text it describes: the full count

@@ -12,7 +12,7 @@
 //! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
 //! length alone, so each heal merge is made once per query and looked up after.
 
-use crate::{bpe, split, tables};
+use crate::{bpe, cache, split, tables};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 
@@ -50,9 +50,14 @@ pub(super) struct LongPiece {
 type RunMerges = HashMap<(usize, Vec<u8>), (u32, usize)>;
 
 impl LongPiece {
-    pub(super) fn new(piece: &[u8], run: split::Run) -> LongPiece {
+    /// The merge result of `piece` (over [`MAX_TOKEN_BYTES`] bytes, free of EF BB BF: no whole-piece
+    /// lookup can answer it, so this is its merge) through the pair cache, as a count merges it:
+    /// a run of "-" merges into tokens of up to 128 bytes, which the plain rank function hashes
+    /// byte by byte at every pair (twice a count's time on a 256 KiB run).
+    pub(super) fn new(piece: &[u8], run: split::Run, caches: &mut cache::Caches) -> LongPiece {
+        debug_assert!(piece.len() > MAX_TOKEN_BYTES && !bpe::contains_bom(piece));
         let mut ids = Vec::new();
-        bpe::merge(piece, &mut ids);
+        bpe::encode_piece_cached(piece, &mut ids, caches);
         let mut end = 0;
         let ends = ids
             .iter()
@@ -68,6 +73,19 @@ impl LongPiece {
             judged_pairs: RefCell::default(),
             longest_token: OnceCell::new(),
             run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
+        }
+    }
+
+    /// The same merge result for the same bytes elsewhere (another text holding this piece), with
+    /// this query's memos left behind.
+    pub(super) fn reused(&self) -> LongPiece {
+        LongPiece {
+            run: self.run,
+            ids: self.ids.clone(),
+            ends: self.ends.clone(),
+            judged_pairs: RefCell::default(),
+            longest_token: self.longest_token.clone(),
+            run_merges: self.run_merges.as_ref().map(|_| RefCell::default()),
         }
     }
 

@@ -10,6 +10,7 @@
 use super::analysis::{count_tail, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end, char_start_at_or_before};
 use super::long_piece::LONG_PIECE;
+use super::reuse::{self, Same};
 use crate::{count, split};
 use std::cell::RefCell;
 
@@ -30,7 +31,7 @@ pub struct Fit {
 /// A text tokenized once: its count, and prefix searches over it that re-tokenize only locally.
 pub struct Tokenized<'t> {
     text: &'t str,
-    analysis: Analysis<'t>,
+    pub(super) analysis: Analysis<'t>,
     rest: RefCell<TailRest>,
 }
 
@@ -53,6 +54,31 @@ impl<'t> Tokenized<'t> {
             text,
             analysis: Analysis::with_segment(text, segment),
             rest: RefCell::default(),
+        }
+    }
+
+    /// `new`, a text edited from this one that shares the stretches `same` with it, tokenized with
+    /// this text's analysis reused over them (see `reuse`): the same count and searches as
+    /// [`Tokenized::new`] gives, splitting and counting afresh only around the edits. Stretches that
+    /// are not as claimed cost only time: `new` is then tokenized from scratch.
+    pub fn edited<'n>(&self, new: &'n str, same: &[Same]) -> Tokenized<'n> {
+        self.edited_with_segment(new, same, SEGMENT)
+    }
+
+    /// [`Tokenized::edited`] with checkpoints every `segment` bytes where it splits afresh.
+    pub(super) fn edited_with_segment<'n>(
+        &self,
+        new: &'n str,
+        same: &[Same],
+        segment: usize,
+    ) -> Tokenized<'n> {
+        match reuse::reuse(&self.analysis, self.text, new, same, segment) {
+            Some(analysis) => Tokenized {
+                text: new,
+                analysis,
+                rest: RefCell::default(),
+            },
+            None => Tokenized::with_segment(new, segment),
         }
     }
 
