@@ -257,9 +257,11 @@ pub fn shape(
         // The budget is a u64 (up to 2^53); usize is 32 bits in workerd. Saturating is exact: a
         // count is a usize, so `count <= usize::MAX` holds exactly when `count <= budget` does for
         // any budget above it (and here the budget is below the submitted count anyway).
-        let fit = current.largest_fitting_prefix(
+        // S-4 cuts at most all code points but the last; the count of them is known (checked
+        // against the edited text above, and the shaped text's against its figure by `reconcile`).
+        let fit = current.largest_fitting_prefix_short_of_end(
             floor,
-            total - 1,
+            total,
             usize::try_from(budget).unwrap_or(usize::MAX),
             |l| marker(total - l, "S-4"),
         );

@@ -617,3 +617,34 @@ fn stretches_not_as_claimed_are_refused() {
     let reused = reuse::reuse(&original, old, new, &fine, 1).expect("as claimed");
     assert_eq!(reused.total(), count(new));
 }
+
+#[test]
+fn searches_short_of_the_end_equal_searches_up_to_the_last_code_point_but_one() {
+    let mut rng = Lcg(53);
+    let mut found = 0;
+    for round in 0..400 {
+        let len = 1 + rng.below(40);
+        let text = random_text(&mut rng, len);
+        let chars = text.chars().count();
+        let tokenized = Tokenized::with_segment(&text, 1 + rng.below(8));
+        let floor = rng.below(chars.min(4));
+        let budget = 2 + rng.below(16);
+        let suffix = |l: usize| format!("[…{}]", chars - l);
+        let whole = tokenized.largest_fitting_prefix(floor, chars - 1, budget, suffix);
+        let short = tokenized.largest_fitting_prefix_short_of_end(floor, chars, budget, suffix);
+        assert_eq!(
+            short, whole,
+            "round {round} {text:?} floor {floor} budget {budget}"
+        );
+        assert_eq!(
+            whole.map(|fit| fit.chars),
+            brute_force(&text, floor, chars - 1, budget, suffix)
+        );
+        found += usize::from(whole.is_some());
+    }
+    assert!(found > 100, "searches that fit: {found}");
+    assert_eq!(
+        Tokenized::new("").largest_fitting_prefix_short_of_end(0, 0, 5, |_| String::new()),
+        None
+    );
+}
