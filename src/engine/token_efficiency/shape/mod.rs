@@ -152,10 +152,12 @@ pub struct Submission<'s, 't> {
 /// Cost: the submitted text is tokenized once (by the caller). When keep_fields is empty and
 /// [`census::untouched_by_s1_to_s3`] shows S-1..S-3 have nothing to act on, no tree is built.
 /// Otherwise S-1..S-3 count only the windows
-/// around their edits, and the chain is checked: when S-4 must run, against the full count of the
-/// edited text tokenized with its prefix analysis for the search; when they brought it within
-/// budget, against a recount of the stretches they changed ([`recount`]). S-4 re-tokenizes
-/// only locally and reports the exact count of its output.
+/// around their edits, and the chain is checked: when S-4 must run, against the count of the
+/// edited text's prefix analysis for the search (built from the submitted text's over the
+/// stretches the edits left alone, [`shared`], re-tokenizing around the edits: a count of the
+/// whole edited text that does not use the chain); when they brought it within budget, against a
+/// recount of the stretches they changed ([`recount`]). S-4 re-tokenizes only locally and reports
+/// the exact count of its output.
 pub fn shape(
     submission: &Submission<'_, '_>,
     keep: &HashSet<String>,
@@ -240,8 +242,8 @@ pub fn shape(
         .map(|edited| submitted.edited(edited, &shared));
     let current = retokenized.as_ref().unwrap_or(submitted);
     let text = edited.as_deref().unwrap_or(current.text());
-    // The chain of windowed counts must equal a count of the text it describes: the full count
-    // of the S-4 search's tokenization, or else the recount over the changed stretches.
+    // The chain of windowed counts must equal a count of the text it describes: the count of the
+    // S-4 search's analysis, or else the recount over the changed stretches.
     if let Some(edited) = edited.as_deref() {
         let count = retokenized
             .as_ref()
