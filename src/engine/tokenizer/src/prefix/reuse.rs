@@ -33,8 +33,8 @@ fn shared_as_claimed(old: &[u8], new: &[u8], same: &[Same]) -> bool {
                 .checked_add(s.len)
                 .is_some_and(|end| end <= old.len())
             && s.to.checked_add(s.len).is_some_and(|end| end <= new.len());
-        from = s.from + s.len;
-        to = s.to + s.len;
+        from = s.from.saturating_add(s.len);
+        to = s.to.saturating_add(s.len);
         fits && old[s.from..from] == new[s.to..to]
     })
 }

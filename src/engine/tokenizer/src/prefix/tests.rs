@@ -556,7 +556,13 @@ fn stretches_not_as_claimed_are_refused() {
     let old = "The quick brown fox";
     let new = "The quick red fox";
     let original = Analysis::with_segment(old, 1);
-    let claims: [&[Same]; 4] = [
+    let claims: [&[Same]; 5] = [
+        // Past the end of the address space.
+        &[Same {
+            from: 1,
+            to: 1,
+            len: usize::MAX,
+        }],
         // Unequal bytes.
         &[Same {
             from: 0,
