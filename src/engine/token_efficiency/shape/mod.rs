@@ -23,6 +23,7 @@
 mod edit;
 mod recount;
 mod s_ops;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -157,10 +158,12 @@ pub struct Submission<'s, 't> {
 /// Cost: the submitted text is tokenized once (by the caller). When keep_fields is empty and
 /// [`census::untouched_by_s1_to_s3`] shows S-1..S-3 have nothing to act on, no tree is built.
 /// Otherwise S-1..S-3 count only the windows
-/// around their edits, and the chain is checked: when S-4 must run, against the full count of the
-/// edited text tokenized with its prefix analysis for the search; when they brought it within
-/// budget, against a recount of the stretches they changed ([`recount`]). S-4 re-tokenizes
-/// only locally and reports the exact count of its output.
+/// around their edits, and the chain is checked: when S-4 must run, against the count of the
+/// edited text's prefix analysis for the search (built from the submitted text's over the
+/// stretches the edits left alone, [`shared`], re-tokenizing around the edits: a count of the
+/// whole edited text that does not use the chain); when they brought it within budget, against a
+/// recount of the stretches they changed ([`recount`]). S-4 re-tokenizes only locally and reports
+/// the exact count of its output.
 pub fn shape(
     submission: &Submission<'_, '_>,
     keep: &HashSet<String>,
@@ -185,7 +188,7 @@ pub fn shape(
     }
     // S-1..S-3 on the tree, unless a one-pass census shows they find nothing to act on (text-only
     // payloads have no tree); `edited` holds the live text when they changed anything.
-    let (edited, recounted, floor, spans, mut receipt, tokens_now, chars_now) = if !json
+    let (edited, shared, recounted, floor, spans, mut receipt, tokens_now, chars_now) = if !json
         || (keep.is_empty()
             && submission
                 .untouched
@@ -193,6 +196,7 @@ pub fn shape(
     {
         (
             None,
+            Vec::new(),
             None,
             0,
             Vec::new(),
@@ -218,9 +222,16 @@ pub fn shape(
             .as_deref()
             .filter(|_| doc.tokens <= budget)
             .and_then(|edited| doc.recount_edited(edited, submitted_tokens));
+        // An S-4 search follows: what the edited text shares with the submitted one.
+        let shared = if edited.is_some() && doc.tokens > budget {
+            doc.shared_stretches()
+        } else {
+            Vec::new()
+        };
         let (floor, spans) = doc.protected_spans();
         (
             edited,
+            shared,
             recounted,
             floor,
             spans,
@@ -229,16 +240,16 @@ pub fn shape(
             doc.chars,
         )
     };
-    // The S-4 search needs the edited text tokenized with its prefix analysis; a fit needs only
-    // its count.
+    // The S-4 search needs the edited text tokenized with its prefix analysis (built from the
+    // submitted text's over the stretches the edits left alone); a fit needs only its count.
     let retokenized = edited
         .as_deref()
         .filter(|_| tokens_now > budget)
-        .map(Tokenized::new);
+        .map(|edited| submitted.edited(edited, &shared));
     let current = retokenized.as_ref().unwrap_or(submitted);
     let text = edited.as_deref().unwrap_or(current.text());
-    // The chain of windowed counts must equal a count of the text it describes: the full count
-    // of the S-4 search's tokenization, or else the recount over the changed stretches.
+    // The chain of windowed counts must equal a count of the text it describes: the count of the
+    // S-4 search's analysis, or else the recount over the changed stretches.
     if let Some(edited) = edited.as_deref() {
         let count = retokenized
             .as_ref()
@@ -257,9 +268,11 @@ pub fn shape(
         // The budget is a u64 (up to 2^53); usize is 32 bits in workerd. Saturating is exact: a
         // count is a usize, so `count <= usize::MAX` holds exactly when `count <= budget` does for
         // any budget above it (and here the budget is below the submitted count anyway).
-        let fit = current.largest_fitting_prefix(
+        // S-4 cuts at most all code points but the last; the count of them is known (checked
+        // against the edited text above, and the shaped text's against its figure by `reconcile`).
+        let fit = current.largest_fitting_prefix_short_of_end(
             floor,
-            total - 1,
+            total,
             usize::try_from(budget).unwrap_or(usize::MAX),
             |l| marker(total - l, "S-4"),
         );

@@ -33,7 +33,7 @@ mod rank;
 mod split;
 mod tables;
 
-pub use prefix::{char_boundary, Fit, Tokenized};
+pub use prefix::{char_boundary, Fit, Same, Tokenized};
 
 /// Whether the pre-tokenizer starts a piece between the adjacent code points `before` and `after`
 /// in every text that holds them: then the count of a text cut there is the sum of the counts of

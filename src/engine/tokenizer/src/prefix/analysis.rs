@@ -17,9 +17,9 @@ use std::cell::OnceCell;
 /// furthest lookahead of the pieces before it (0 for the first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Boundary {
-    start: usize,
-    tokens_before: usize,
-    lookahead_before: usize,
+    pub(super) start: usize,
+    pub(super) tokens_before: usize,
+    pub(super) lookahead_before: usize,
 }
 
 /// The furthest lookahead of the pieces before the piece starting at `start`, given the start
@@ -31,7 +31,7 @@ pub(super) struct Boundary {
 /// before `start` looks no further than the previous piece does (which looks one code point past
 /// `start`), and a run that reaches past `start` covers the previous piece's first code point too,
 /// so the previous piece starts with whitespace in the same run and looks exactly as far.
-fn lookahead_before(bytes: &[u8], previous_start: usize, start: usize) -> usize {
+pub(super) fn lookahead_before(bytes: &[u8], previous_start: usize, start: usize) -> usize {
     if previous_start == start {
         0
     } else {
@@ -67,7 +67,7 @@ pub(super) struct Analysis<'t> {
     /// Byte offsets of every CR and LF in the text, ascending (found on first use).
     newlines: OnceCell<Vec<usize>>,
     /// Merge results of the long pieces, by ascending piece start.
-    long_pieces: Vec<(usize, LongPiece)>,
+    pub(super) long_pieces: Vec<(usize, LongPiece)>,
 }
 
 impl<'t> Analysis<'t> {
@@ -91,17 +91,7 @@ impl<'t> Analysis<'t> {
                     next_checkpoint = piece.start.saturating_add(segment);
                 }
                 previous_start = piece.start;
-                let piece = &bytes[piece];
-                let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
-                    .then(|| split::run_kind(piece))
-                    .flatten();
-                if let Some(run) = run {
-                    let long = LongPiece::new(piece, run);
-                    tokens += long.ids.len();
-                    long_pieces.push((previous_start, long));
-                } else {
-                    tokens += bpe::count_piece_cached(piece, &mut scratch, caches);
-                }
+                tokens += count_piece(bytes, piece, caches, &mut scratch, &mut long_pieces);
             }
         });
         checkpoints.push(Boundary {
@@ -109,6 +99,16 @@ impl<'t> Analysis<'t> {
             tokens_before: tokens,
             lookahead_before: lookahead_before(bytes, previous_start, text.len()),
         });
+        Analysis::from_parts(text, checkpoints, long_pieces)
+    }
+
+    /// An analysis of `text` from its checkpoints (the last one its end) and its long pieces'
+    /// merge results, by ascending start.
+    pub(super) fn from_parts(
+        text: &'t str,
+        checkpoints: Vec<Boundary>,
+        long_pieces: Vec<(usize, LongPiece)>,
+    ) -> Analysis<'t> {
         let segments = checkpoints.iter().map(|_| OnceCell::new()).collect();
         Analysis {
             text,
@@ -346,6 +346,30 @@ impl<'t> Analysis<'t> {
             None => true,
             Some(_) => self.tokens_before(self.safe_boundary(cut)) <= budget,
         }
+    }
+}
+
+/// Tokens of the piece `bytes[piece]`; a long letter or symbol piece (over [`LONG_PIECE`] bytes,
+/// free of EF BB BF) keeps its merge result in `long_pieces`.
+pub(super) fn count_piece(
+    bytes: &[u8],
+    piece: std::ops::Range<usize>,
+    caches: &mut cache::Caches,
+    scratch: &mut Vec<u32>,
+    long_pieces: &mut Vec<(usize, LongPiece)>,
+) -> usize {
+    let start = piece.start;
+    let piece = &bytes[piece];
+    let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
+        .then(|| split::run_kind(piece))
+        .flatten();
+    if let Some(run) = run {
+        let long = LongPiece::new(piece, run, caches);
+        let tokens = long.ids.len();
+        long_pieces.push((start, long));
+        tokens
+    } else {
+        bpe::count_piece_cached(piece, scratch, caches)
     }
 }
 

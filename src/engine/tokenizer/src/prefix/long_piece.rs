@@ -12,7 +12,7 @@
 //! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
 //! length alone, so each heal merge is made once per query and looked up after.
 
-use crate::{bpe, split, tables};
+use crate::{bpe, cache, split, tables};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 
@@ -46,13 +46,45 @@ pub(super) struct LongPiece {
     run_merges: Option<RefCell<RunMerges>>,
 }
 
-/// Merges of slices of a one-byte run: (slice length, extra bytes) → (first id, number of ids).
-type RunMerges = HashMap<(usize, Vec<u8>), (u32, usize)>;
+/// Merges of slices of a one-byte run followed by `extra`: slice length → (first id, number of
+/// ids). A query's probes nearly always meet one `extra` (what the piece absorbs of the marker), so
+/// another one replaces the memo rather than joining it, and no probe allocates a key.
+#[derive(Default)]
+struct RunMerges {
+    extra: Vec<u8>,
+    by_length: HashMap<usize, (u32, usize), LengthHash>,
+}
+
+/// Hashes a slice length with one multiplication (Fibonacci hashing): SipHash cost more than the
+/// memo saved on the probes of a run.
+#[derive(Default, Clone, Copy)]
+struct LengthHasher(u64);
+
+impl std::hash::Hasher for LengthHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type LengthHash = std::hash::BuildHasherDefault<LengthHasher>;
 
 impl LongPiece {
-    pub(super) fn new(piece: &[u8], run: split::Run) -> LongPiece {
+    /// The merge result of `piece` (over [`MAX_TOKEN_BYTES`] bytes, free of EF BB BF: no whole-piece
+    /// lookup can answer it, so this is its merge) through the pair cache, as a count merges it:
+    /// a run of "-" merges into tokens of up to 128 bytes, which the plain rank function hashes
+    /// byte by byte at every pair (twice a count's time on a 256 KiB run).
+    pub(super) fn new(piece: &[u8], run: split::Run, caches: &mut cache::Caches) -> LongPiece {
+        debug_assert!(piece.len() > MAX_TOKEN_BYTES && !bpe::contains_bom(piece));
         let mut ids = Vec::new();
-        bpe::merge(piece, &mut ids);
+        bpe::encode_piece_cached(piece, &mut ids, caches);
         let mut end = 0;
         let ends = ids
             .iter()
@@ -68,6 +100,19 @@ impl LongPiece {
             judged_pairs: RefCell::default(),
             longest_token: OnceCell::new(),
             run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
+        }
+    }
+
+    /// The same merge result for the same bytes elsewhere (another text holding this piece), with
+    /// this query's memos left behind.
+    pub(super) fn reused(&self) -> LongPiece {
+        LongPiece {
+            run: self.run,
+            ids: self.ids.clone(),
+            ends: self.ends.clone(),
+            judged_pairs: RefCell::default(),
+            longest_token: self.longest_token.clone(),
+            run_merges: self.run_merges.as_ref().map(|_| RefCell::default()),
         }
     }
 
@@ -106,10 +151,15 @@ impl LongPiece {
                 (ids[0], ids.len())
             };
             match &self.run_merges {
-                Some(merges) => *merges
-                    .borrow_mut()
-                    .entry((cut - from, extra.to_vec()))
-                    .or_insert_with(merge),
+                Some(merges) => {
+                    let mut merges = merges.borrow_mut();
+                    if merges.extra != extra {
+                        merges.extra.clear();
+                        merges.extra.extend_from_slice(extra);
+                        merges.by_length.clear();
+                    }
+                    *merges.by_length.entry(cut - from).or_insert_with(merge)
+                }
                 None => merge(),
             }
         };
