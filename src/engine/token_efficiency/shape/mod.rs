@@ -216,8 +216,8 @@ pub fn shape(
             doc.s3(0);
         }
         let edited = (!doc.receipt.is_empty()).then(|| doc.live_text());
-        // Within budget now: no S-4 search tokenizes the edited text in full, so the chain is
-        // checked over the changed stretches only ([`recount`]).
+        // Within budget now: no S-4 search follows, so the chain is checked over the changed
+        // stretches only ([`recount`]).
         let recounted = edited
             .as_deref()
             .filter(|_| doc.tokens <= budget)

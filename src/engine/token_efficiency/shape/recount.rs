@@ -1,8 +1,9 @@
 //! The self-check of S-1..S-3's chain of windowed counts when no S-4 follows them: the edited
 //! text's count is taken again from the submitted count and a fresh count of every stretch the
 //! edits changed, read off the final text (not off the edits), each widened to cuts that are safe
-//! in both texts. (When S-4 follows, the edited text is tokenized in full for its search anyway,
-//! and that full count is the check.)
+//! in both texts. (When S-4 follows, its search needs the edited text's prefix analysis, built
+//! from the submitted text's with fresh tokenization around the edits, and that analysis's count is
+//! the check.)
 //!
 //! Why this is the full count: outside the changed stretches the two texts are the same bytes, and
 //! a safe cut ([`tokenizer::is_piece_start`]) splits a text into halves whose counts add up. So
