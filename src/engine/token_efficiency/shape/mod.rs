@@ -78,7 +78,7 @@ struct Document<'t> {
     text: &'t str,
     atom_start: Vec<usize>,
     atom_end: Vec<usize>,
-    replaced: HashMap<usize, String, AtomHash>,
+    replaced: HashMap<usize, String, tokenizer::IndexHash>,
     /// Per atom, whether it is in `replaced`; empty until the first rewrite (a flag read per atom
     /// instead of a hash lookup when the live text is walked).
     rewritten: Vec<bool>,
@@ -96,30 +96,6 @@ struct Document<'t> {
     chars: u64,
     receipt: Vec<ReceiptEntry>,
 }
-
-/// Hashes an atom index with one multiplication (Fibonacci hashing): once S-3 has replaced an atom,
-/// every atom the live text reads is looked up, and SipHash cost more than the lookup's use.
-#[derive(Default, Clone, Copy)]
-struct AtomHasher(u64);
-
-/// 2^64 divided by the golden ratio: the multiplier of Fibonacci hashing.
-const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl std::hash::Hasher for AtomHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FIBONACCI);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(FIBONACCI);
-    }
-}
-
-type AtomHash = std::hash::BuildHasherDefault<AtomHasher>;
 
 /// A field's keep path: its object keys joined with `.`, array positions skipped.
 #[derive(Debug, Clone)]

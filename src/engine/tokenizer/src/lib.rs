@@ -28,11 +28,13 @@
 mod block_merge;
 mod bpe;
 mod cache;
+mod index_hash;
 mod prefix;
 mod rank;
 mod split;
 mod tables;
 
+pub use index_hash::{IndexHash, IndexHasher};
 pub use prefix::{char_boundary, Fit, Same, Tokenized};
 
 /// Whether the pre-tokenizer starts a piece between the adjacent code points `before` and `after`

@@ -12,7 +12,7 @@
 //! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
 //! length alone, so each heal merge is made once per query and looked up after.
 
-use crate::{bpe, cache, split, tables};
+use crate::{bpe, cache, split, tables, IndexHash};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 
@@ -52,29 +52,8 @@ pub(super) struct LongPiece {
 #[derive(Default)]
 struct RunMerges {
     extra: Vec<u8>,
-    by_length: HashMap<usize, (u32, usize), LengthHash>,
+    by_length: HashMap<usize, (u32, usize), IndexHash>,
 }
-
-/// Hashes a slice length with one multiplication (Fibonacci hashing): SipHash cost more than the
-/// memo saved on the probes of a run.
-#[derive(Default, Clone, Copy)]
-struct LengthHasher(u64);
-
-impl std::hash::Hasher for LengthHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type LengthHash = std::hash::BuildHasherDefault<LengthHasher>;
 
 impl LongPiece {
     /// The merge result of `piece` (over [`MAX_TOKEN_BYTES`] bytes, free of EF BB BF: no whole-piece
