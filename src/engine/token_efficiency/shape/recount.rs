@@ -26,7 +26,7 @@ fn safe_cut(text: &str, at: usize) -> bool {
 }
 
 /// Bytes at the start of `a` and `b` that are the same, cut back to a character boundary.
-fn common_prefix(a: &str, b: &str) -> usize {
+pub(super) fn common_prefix(a: &str, b: &str) -> usize {
     let (x, y) = (a.as_bytes(), b.as_bytes());
     let n = x.len().min(y.len());
     let mut i = 0;

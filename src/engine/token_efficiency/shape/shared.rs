@@ -8,22 +8,14 @@
 //!
 //! [`Tokenized::edited`]: crate::engine::tokenizer::Tokenized::edited
 
+use super::recount::common_prefix;
 use super::Document;
 use crate::engine::tokenizer::Same;
-
-/// Bytes at the start of `a` and `b` that are the same.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
 
 impl Document<'_> {
     /// The stretches of the submitted text that the live text (as [`Document::live_text`] writes
     /// it) holds unchanged, in order, each as long as it can be.
     pub(super) fn shared_stretches(&self) -> Vec<Same> {
-        // The rewritten atoms in order (S-3's few), so the loop looks none of the others up.
-        let mut rewritten: Vec<usize> = self.replaced.keys().copied().collect();
-        rewritten.sort_unstable();
-        let mut rewritten = rewritten.into_iter().peekable();
         let mut same: Vec<Same> = Vec::new();
         let mut to = 0;
         for atom in 0..self.atom_start.len() {
@@ -32,14 +24,9 @@ impl Document<'_> {
             }
             let (from, end) = (self.atom_start[atom], self.atom_end[atom]);
             // Unchanged: the atom's own bytes; rewritten: the kept beginning of its replacement.
-            let (len, written) = if rewritten.next_if_eq(&atom).is_some() {
-                let text = self.atom_text(atom).as_bytes();
-                (
-                    common_prefix(&self.text.as_bytes()[from..end], text),
-                    text.len(),
-                )
-            } else {
-                (end - from, end - from)
+            let (len, written) = match self.rewrite_of(atom) {
+                Some(text) => (common_prefix(&self.text[from..end], text), text.len()),
+                None => (end - from, end - from),
             };
             if len > 0 {
                 match same.last_mut() {
