@@ -16,7 +16,7 @@
 //! the caller's canonical walk decides, exactly as it did before.
 
 use super::keys::array_index_of;
-use super::lexeme::{hex4, number_end, plain_run_seeing_high, special_bytes};
+use super::lexeme::{hex4, number_end, plain_run, plain_run_seeing_high, special_bytes};
 use super::number::js_number;
 use super::unescape::{unescape_from, Partial, Unescaped};
 
@@ -76,8 +76,7 @@ fn specials_of(text: &[u8]) -> Vec<u32> {
     let mut specials = Vec::new();
     let mut at = 0;
     loop {
-        let (run, _) = plain_run_seeing_high(&text[at..]);
-        at += run;
+        at += plain_run(&text[at..]);
         if at >= text.len() {
             return specials;
         }
