@@ -153,6 +153,42 @@ proptest! {
     }
 }
 
+/// S-1 examines an array before its entries' contents (the criteria's visit order), so an outer
+/// array may keep entries that became identical only when their own duplicates went: proptest found
+/// `[[null,null],[null]]`, whose S-1 leaves `[[null],[null]]`. The replayer must accept that and
+/// refuse a receipt that dedups the outer array as well.
+#[test]
+fn s1_examines_an_array_before_its_entries() {
+    let case = Case {
+        payload: "[[null,null],[null]]".to_owned(),
+        budget: 5,
+        reserve: 0,
+        keep: Vec::new(),
+    };
+    let (req, report) = deliver(&case);
+    let replayed = replay(
+        &case.payload,
+        req.effective_budget(),
+        &req.keep_fields,
+        &report,
+    );
+    assert!(
+        matches!(replayed, Ok(Replay::Verified { .. })),
+        "{replayed:?}"
+    );
+    let s1: Vec<&Value> = report["receipt"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["op"] == "S-1")
+        .collect();
+    assert_eq!(s1.len(), 1, "{s1:?}");
+    assert_eq!(
+        (s1[0]["path"].as_str(), s1[0]["index"].as_u64()),
+        (Some("[0]"), Some(1))
+    );
+}
+
 /// The generator reaches every operation (so the properties above are not vacuous).
 #[test]
 fn the_generator_reaches_every_operation() {

@@ -13,7 +13,8 @@
 //!   2,000 plus the marker; S-4, last and once, keeps a prefix no shorter than the end of the last
 //!   protected span and appends the marker with the total removed);
 //! - operations run in the published order, each only while the payload is still over the budget,
-//!   each to completion (after S-1 no array holds a duplicate; after S-2 no removable field is left;
+//!   each to completion (after S-1 the tree is what the published S-1 pass makes of the tree before
+//!   it; after S-2 no removable field is left;
 //!   after S-3 no unprotected long string left uncut), and the final text fits;
 //! - the replayed text equals the served `shaped_payload` byte for byte; on short texts S-4's cut is
 //!   the largest that fits.
@@ -315,14 +316,29 @@ fn resolve(
     }
 }
 
-fn has_duplicate_entries(root: &Value) -> bool {
-    all_nodes(root).iter().any(|(_, v)| match v {
+/// S-1 as the criteria publish it, applied to a whole tree: "Arrays are visited in document order
+/// (depth-first, an array before its surviving entries' contents); within an array, entries are
+/// examined in index order". An array is examined once, before its entries' own duplicates go, so
+/// it may end up holding entries that became identical only afterwards (`[[null,null],[null]]`
+/// becomes `[[null],[null]]`); a check that no array anywhere holds a duplicate would ask for more
+/// than the rule.
+fn s1_pass(value: &mut Value) {
+    match value {
         Value::Array(items) => {
-            let texts: Vec<String> = items.iter().map(plain).collect();
-            (0..texts.len()).any(|i| texts[..i].contains(&texts[i]))
+            let mut seen: Vec<String> = Vec::with_capacity(items.len());
+            items.retain(|item| {
+                let text = plain(item);
+                let fresh = !seen.contains(&text);
+                if fresh {
+                    seen.push(text);
+                }
+                fresh
+            });
+            items.iter_mut().for_each(s1_pass);
         }
-        _ => false,
-    })
+        Value::Object(map) => map.values_mut().for_each(s1_pass),
+        _ => {}
+    }
 }
 
 fn has_removable_field(root: &Value, keep: &[String]) -> bool {
@@ -428,6 +444,11 @@ pub fn replay(
     let mut at = 0usize;
     for (phase, op) in order.iter().enumerate() {
         let runs = tokens > effective_budget && (json_set || *op == "S-4");
+        let before_phase = if phase == 0 && runs {
+            tree.clone()
+        } else {
+            None
+        };
         let group: Vec<&Value> = receipt[at..]
             .iter()
             .take_while(|e| e["op"] == *op)
@@ -562,7 +583,10 @@ pub fn replay(
         if runs {
             if let Some(root) = tree.as_ref() {
                 let incomplete = match phase {
-                    0 => has_duplicate_entries(root),
+                    0 => before_phase.is_some_and(|mut expected| {
+                        s1_pass(&mut expected);
+                        expected != *root
+                    }),
                     1 => has_removable_field(root, keep),
                     2 => has_long_string(root, keep),
                     _ => false,
