@@ -23,7 +23,7 @@
 //! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
 use super::block_merge::{BlockMerge, WINDOW};
-use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
+use super::cache::{Caches, PieceSlot, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::rank::{PairRank, NO_RANK};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
@@ -117,6 +117,18 @@ fn merge_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
 /// cache.rs).
 #[inline]
 pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    encode_piece_in(piece, |caches| caches.slot_of(piece), out, caches);
+}
+
+/// [`encode_piece_cached`] with the piece's cache slot (asked for only when the piece is looked
+/// up: 3 ..= [`PIECE_KEY`] bytes).
+#[inline(always)]
+pub fn encode_piece_in(
+    piece: &[u8],
+    slot: impl FnOnce(&Caches) -> PieceSlot,
+    out: &mut Vec<u32>,
+    caches: &mut Caches,
+) {
     // One or two bytes: a table read answers (no BOM fits in two bytes).
     if let [byte] = *piece {
         out.push(byte_rank(byte));
@@ -126,8 +138,8 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
             rank => out.push(rank),
         }
     } else if piece.len() <= PIECE_KEY {
-        let key = piece_key(piece);
-        if let Some(entry) = caches.piece(key, piece.len()) {
+        let slot = slot(caches);
+        if let Some(entry) = caches.piece_in(slot, piece.len()) {
             if entry.count() <= PIECE_IDS {
                 entry.extend(out);
                 return;
@@ -136,7 +148,7 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
         let from = out.len();
         merge_uncached_piece(piece, out, caches);
         let count = out.len() - from;
-        caches.store_piece(key, piece.len(), count, &out[from..]);
+        caches.store_piece_in(slot, piece.len(), count, &out[from..]);
     } else {
         merge_uncached_piece(piece, out, caches);
     }
@@ -145,18 +157,30 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
 /// Number of ids of `piece`, through `caches` (see cache.rs); `scratch` serves pieces not cached.
 #[inline]
 pub fn count_piece_cached(piece: &[u8], scratch: &mut Vec<u32>, caches: &mut Caches) -> usize {
+    count_piece_in(piece, |caches| caches.slot_of(piece), scratch, caches)
+}
+
+/// [`count_piece_cached`] with the piece's cache slot (asked for only when the piece is looked
+/// up: 3 ..= [`PIECE_KEY`] bytes).
+#[inline(always)]
+pub fn count_piece_in(
+    piece: &[u8],
+    slot: impl FnOnce(&Caches) -> PieceSlot,
+    scratch: &mut Vec<u32>,
+    caches: &mut Caches,
+) -> usize {
     if let [first, second] = *piece {
         1 + usize::from(two_byte_rank(first, second) == NO_RANK)
     } else if piece.len() == 1 {
         1
     } else if piece.len() <= PIECE_KEY {
-        let key = piece_key(piece);
-        if let Some(entry) = caches.piece(key, piece.len()) {
+        let slot = slot(caches);
+        if let Some(entry) = caches.piece_in(slot, piece.len()) {
             return entry.count();
         }
         scratch.clear();
         merge_uncached_piece(piece, scratch, caches);
-        caches.store_piece(key, piece.len(), scratch.len(), scratch);
+        caches.store_piece_in(slot, piece.len(), scratch.len(), scratch);
         scratch.len()
     } else if rank_of(piece).is_some() {
         1

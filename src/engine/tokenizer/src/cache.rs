@@ -90,6 +90,13 @@ pub fn piece_key(piece: &[u8]) -> u128 {
     }
 }
 
+/// A piece's key ([`piece_key`]) and the index of its slot's first word in the piece cache.
+#[derive(Clone, Copy, Default)]
+pub struct PieceSlot {
+    key: u128,
+    at: usize,
+}
+
 pub struct Caches {
     /// Four words per slot from `piece_base` on (see [`PieceEntry`]). Allocated zeroed (the
     /// allocator hands out fresh zero pages without writing them, so the first count pays for no
@@ -140,13 +147,30 @@ impl Caches {
         (mixed >> (64 - PIECE_SLOTS.trailing_zeros())) as usize
     }
 
-    /// The cached merge result of the piece of `len` bytes whose [`piece_key`] is `key`.
+    /// Where the piece cache keeps `piece` (of 3 ..= [`PIECE_KEY`] bytes): its key and slot,
+    /// computed once per piece for its prefetch, lookup and store.
     #[inline(always)]
+    pub fn slot_of(&self, piece: &[u8]) -> PieceSlot {
+        let key = piece_key(piece);
+        PieceSlot {
+            key,
+            at: self.piece_base + Self::piece_slot(key, piece.len()) * 4,
+        }
+    }
+
+    /// The cached merge result of the piece of `len` bytes whose [`piece_key`] is `key`.
+    #[cfg(test)]
     pub fn piece(&self, key: u128, len: usize) -> Option<PieceEntry> {
         let at = self.piece_base + Self::piece_slot(key, len) * 4;
-        let words = self.pieces.get(at..at + 4)?;
+        self.piece_in(PieceSlot { key, at }, len)
+    }
+
+    /// [`Caches::piece`] at a slot [`Caches::slot_of`] gave for a piece of `len` bytes.
+    #[inline(always)]
+    pub fn piece_in(&self, slot: PieceSlot, len: usize) -> Option<PieceEntry> {
+        let words = self.pieces.get(slot.at..slot.at + 4)?;
         let found = u128::from(words[0]) | u128::from(words[1]) << 64;
-        (found == key && (words[2] & 0xFF) as usize == len + 1).then_some(PieceEntry {
+        (found == slot.key && (words[2] & 0xFF) as usize == len + 1).then_some(PieceEntry {
             meta: words[2],
             more: words[3],
         })
@@ -154,26 +178,35 @@ impl Caches {
 
     /// Asks the memory system for the piece cache's slot of `piece` (a hint only: nothing is
     /// read), so that its lookup a few pieces later finds the line in L1 instead of waiting for
-    /// it. Pieces of up to two bytes and over [`PIECE_KEY`] bytes never look the cache up.
+    /// it, and returns that slot. Pieces of up to two bytes and over [`PIECE_KEY`] bytes never
+    /// look the cache up (their slot is a placeholder).
     #[inline(always)]
-    pub fn prefetch_piece(&self, piece: &[u8]) {
-        #[cfg(target_arch = "x86_64")]
-        if (3..=PIECE_KEY).contains(&piece.len()) {
-            let at = self.piece_base + Self::piece_slot(piece_key(piece), piece.len()) * 4;
-            if let Some(word) = self.pieces.get(at) {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                // SAFETY: a prefetch is a hint that never faults, here for an address inside
-                // `pieces`; SSE is part of the x86_64 baseline.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>()) };
-            }
+    pub fn prefetch_piece(&self, piece: &[u8]) -> PieceSlot {
+        if !(3..=PIECE_KEY).contains(&piece.len()) {
+            return PieceSlot::default();
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = piece;
+        let slot = self.slot_of(piece);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(word) = self.pieces.get(slot.at) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch is a hint that never faults, here for an address inside
+            // `pieces`; SSE is part of the x86_64 baseline.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>()) };
+        }
+        slot
     }
 
     /// Records the merge result `ids` (or only its count, when longer than [`PIECE_IDS`]).
-    #[inline]
+    #[cfg(test)]
     pub fn store_piece(&mut self, key: u128, len: usize, count: usize, ids: &[u32]) {
+        let at = self.piece_base + Self::piece_slot(key, len) * 4;
+        self.store_piece_in(PieceSlot { key, at }, len, count, ids);
+    }
+
+    /// Records the merge result `ids` (or only its count, when longer than [`PIECE_IDS`]) at a
+    /// slot [`Caches::slot_of`] gave for a piece of `len` bytes.
+    #[inline]
+    pub fn store_piece_in(&mut self, slot: PieceSlot, len: usize, count: usize, ids: &[u32]) {
         if self.pieces.is_empty() || count > 0xFF {
             return;
         }
@@ -191,7 +224,7 @@ impl Caches {
                 more |= u64::from(id >> 16 & 1) << (48 + i);
             }
         }
-        let at = self.piece_base + Self::piece_slot(key, len) * 4;
+        let (key, at) = (slot.key, slot.at);
         self.pieces[at..at + 4].copy_from_slice(&[key as u64, (key >> 64) as u64, meta, more]);
     }
 
