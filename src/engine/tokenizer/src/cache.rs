@@ -14,6 +14,8 @@
 //!   token"). That rank is a function of the ids only where a part's bytes are its token's bytes:
 //!   the merge reaches a part whose bytes are not its id's only through gpt-tokenizer's BOM quirk
 //!   (a part starting EF BB BF gets the rank of the rest), so pieces holding EF BB BF never use it.
+//! - The pair-validity cache maps two token ids `(a, b)` to whether merging their bytes gives back
+//!   `[a, b]` (the long-piece search of backtrack.rs asks it once per token; same BOM rule).
 //!
 //! Exactness: an entry holds its whole key (all the piece's bytes and its length; both ids), so a
 //! hit returns what the tables would; a stale entry is only ever overwritten. Determinism: results
@@ -32,6 +34,9 @@ const PIECE_SLOTS: usize = 1 << 15;
 
 /// Pair cache entries (a power of two; 8 bytes each: 64 KiB).
 const PAIR_SLOTS: usize = 1 << 13;
+
+/// Pair-validity cache entries (a power of two; 8 bytes each: 64 KiB).
+const VALID_SLOTS: usize = 1 << 13;
 
 /// The pair cache's answer for two parts whose joined bytes are no token.
 pub const NO_PAIR: u32 = (1 << 18) - 1;
@@ -105,6 +110,8 @@ pub struct Caches {
     pieces: Vec<u64>,
     piece_base: usize,
     pairs: Vec<u64>,
+    /// `(key << 1 | valid)` per slot, key as the pair cache's (0: empty).
+    valid_pairs: Vec<u64>,
 }
 
 thread_local! {
@@ -128,6 +135,7 @@ impl Caches {
             pieces,
             piece_base,
             pairs: vec![0; PAIR_SLOTS],
+            valid_pairs: vec![0; VALID_SLOTS],
         }
     }
 
@@ -137,6 +145,7 @@ impl Caches {
             pieces: Vec::new(),
             piece_base: 0,
             pairs: Vec::new(),
+            valid_pairs: Vec::new(),
         }
     }
 
@@ -244,6 +253,30 @@ impl Caches {
                 value
             }
             None => rank().min(NO_PAIR),
+        }
+    }
+}
+
+impl Caches {
+    #[inline(always)]
+    fn valid_slot(key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - VALID_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// Whether tokens `a` then `b` are a valid pair (see backtrack.rs), when this cache knows.
+    #[inline(always)]
+    pub fn known_valid_pair(&self, a: u32, b: u32) -> Option<bool> {
+        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
+        let entry = *self.valid_pairs.get(Self::valid_slot(key))?;
+        (entry >> 1 == key).then_some(entry & 1 == 1)
+    }
+
+    /// Records whether tokens `a` then `b` are a valid pair.
+    #[inline(always)]
+    pub fn store_valid_pair(&mut self, a: u32, b: u32, valid: bool) {
+        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
+        if let Some(entry) = self.valid_pairs.get_mut(Self::valid_slot(key)) {
+            *entry = key << 1 | u64::from(valid);
         }
     }
 }

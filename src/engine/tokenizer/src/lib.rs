@@ -15,8 +15,10 @@
 //!
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking
-//! any part up twice, and long pieces merge in O(n log n). Two small per-thread caches ([`cache`])
-//! answer repeated pieces and repeated pair merges without touching the 1.1 MB rank tables.
+//! any part up twice, and long pieces merge in O(n log n) or, when most of their bytes are
+//! multi-byte code points or one repeated byte, are searched token by token ([`backtrack`]). Small
+//! per-thread caches ([`cache`]) answer repeated pieces, repeated pair merges and repeated pair
+//! validity checks without touching the 1.1 MB rank tables.
 //!
 //! This is its own crate (`context-meter-tokenizer`, re-exported by the worker as
 //! `engine::tokenizer`) so the release profile builds it at opt-level 3 while the rest is built for
@@ -25,6 +27,7 @@
 //!
 //! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
+mod backtrack;
 mod block_merge;
 mod bpe;
 mod cache;
