@@ -16,14 +16,17 @@
 //! [`CHUNK`] bytes, each junction healed ([`merge_chunked`]): a merge result is the unique token
 //! sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the healed
 //! concatenation is the piece's merge result, each chunk stays in L1 and one huge word costs about
-//! as much per byte as a chunk.
+//! as much per byte as a chunk. A long piece of mostly multi-byte code points, or one repeated
+//! byte, is not merged but searched (backtrack.rs: the longest token at each position, kept when
+//! its pair with the token before is valid), which the same fact makes exact.
 //!
 //! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most
 //! 16 bytes is looked up whole first, and a merge of a piece free of EF BB BF ranks each pair of
 //! adjacent parts by their two ids (a hit skips the joined bytes' hash and four table reads).
 
+use super::backtrack;
 use super::block_merge::{BlockMerge, WINDOW};
-use super::cache::{piece_key, Caches, NO_PAIR, PIECE_IDS, PIECE_KEY};
+use super::cache::{Caches, PieceSlot, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::rank::{PairRank, NO_RANK};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
@@ -70,6 +73,10 @@ impl PairRank for Plain {
     fn rank(&mut self, _: u32, _: u32, joined: &[u8]) -> u32 {
         merge_rank(joined).unwrap_or(NO_RANK)
     }
+
+    fn valid_pair(&mut self, left: u32, right: u32) -> bool {
+        valid_pair_with(left, right, self)
+    }
 }
 
 /// Through the pair cache, keyed by the two ids: only for pieces free of EF BB BF, where every
@@ -83,6 +90,16 @@ impl PairRank for Cached<'_> {
             NO_PAIR => NO_RANK,
             rank => rank,
         }
+    }
+
+    #[inline]
+    fn valid_pair(&mut self, left: u32, right: u32) -> bool {
+        if let Some(valid) = self.0.known_valid_pair(left, right) {
+            return valid;
+        }
+        let valid = valid_pair_with(left, right, self);
+        self.0.store_valid_pair(left, right, valid);
+        valid
     }
 }
 
@@ -117,6 +134,18 @@ fn merge_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
 /// cache.rs).
 #[inline]
 pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    encode_piece_in(piece, |caches| caches.slot_of(piece), out, caches);
+}
+
+/// [`encode_piece_cached`] with the piece's cache slot (asked for only when the piece is looked
+/// up: 3 ..= [`PIECE_KEY`] bytes).
+#[inline(always)]
+pub fn encode_piece_in(
+    piece: &[u8],
+    slot: impl FnOnce(&Caches) -> PieceSlot,
+    out: &mut Vec<u32>,
+    caches: &mut Caches,
+) {
     // One or two bytes: a table read answers (no BOM fits in two bytes).
     if let [byte] = *piece {
         out.push(byte_rank(byte));
@@ -126,8 +155,8 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
             rank => out.push(rank),
         }
     } else if piece.len() <= PIECE_KEY {
-        let key = piece_key(piece);
-        if let Some(entry) = caches.piece(key, piece.len()) {
+        let slot = slot(caches);
+        if let Some(entry) = caches.piece_in(slot, piece.len()) {
             if entry.count() <= PIECE_IDS {
                 entry.extend(out);
                 return;
@@ -136,7 +165,7 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
         let from = out.len();
         merge_uncached_piece(piece, out, caches);
         let count = out.len() - from;
-        caches.store_piece(key, piece.len(), count, &out[from..]);
+        caches.store_piece_in(slot, piece.len(), count, &out[from..]);
     } else {
         merge_uncached_piece(piece, out, caches);
     }
@@ -145,18 +174,30 @@ pub fn encode_piece_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches
 /// Number of ids of `piece`, through `caches` (see cache.rs); `scratch` serves pieces not cached.
 #[inline]
 pub fn count_piece_cached(piece: &[u8], scratch: &mut Vec<u32>, caches: &mut Caches) -> usize {
+    count_piece_in(piece, |caches| caches.slot_of(piece), scratch, caches)
+}
+
+/// [`count_piece_cached`] with the piece's cache slot (asked for only when the piece is looked
+/// up: 3 ..= [`PIECE_KEY`] bytes).
+#[inline(always)]
+pub fn count_piece_in(
+    piece: &[u8],
+    slot: impl FnOnce(&Caches) -> PieceSlot,
+    scratch: &mut Vec<u32>,
+    caches: &mut Caches,
+) -> usize {
     if let [first, second] = *piece {
         1 + usize::from(two_byte_rank(first, second) == NO_RANK)
     } else if piece.len() == 1 {
         1
     } else if piece.len() <= PIECE_KEY {
-        let key = piece_key(piece);
-        if let Some(entry) = caches.piece(key, piece.len()) {
+        let slot = slot(caches);
+        if let Some(entry) = caches.piece_in(slot, piece.len()) {
             return entry.count();
         }
         scratch.clear();
         merge_uncached_piece(piece, scratch, caches);
-        caches.store_piece(key, piece.len(), scratch.len(), scratch);
+        caches.store_piece_in(slot, piece.len(), scratch.len(), scratch);
         scratch.len()
     } else if rank_of(piece).is_some() {
         1
@@ -311,8 +352,9 @@ struct Part {
 
 const NO_PART: u32 = u32::MAX;
 
-/// Merge of a piece longer than [`SHORT_PIECE`]: chunked ([`merge_chunked`]) when it is free of
-/// EF BB BF (where the rank function is irregular), else one heap.
+/// Merge of a piece longer than [`SHORT_PIECE`]: when it is free of EF BB BF (where the rank
+/// function is irregular), searched (backtrack.rs) when [`backtrack::suits`] it, else chunked
+/// ([`merge_chunked`]); one heap otherwise.
 pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
     merge_long_with(piece, out, &mut Plain);
 }
@@ -320,7 +362,7 @@ pub fn merge_long(piece: &[u8], out: &mut Vec<u32>) {
 fn merge_long_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) {
     if contains_bom(piece) {
         merge_heap(piece, out, ranks);
-    } else {
+    } else if !(backtrack::suits(piece) && backtrack::merge(piece, out, ranks)) {
         merge_chunked(piece, CHUNK, HEAL_LIMIT, out, ranks);
     }
 }
@@ -343,14 +385,17 @@ fn merge_window(
     }
 }
 
-/// [`is_valid_pair`] with the merge's own rank source and no allocation for joined tokens up to
-/// [`SHORT_PIECE`] bytes.
+/// [`is_valid_pair`] with the merge's own rank source (for bytes free of EF BB BF) and no
+/// allocation for joined tokens up to [`SHORT_PIECE`] bytes.
 #[inline]
 fn valid_pair_with(left: u32, right: u32, ranks: &mut impl PairRank) -> bool {
     let (a, b) = (token_bytes(left), token_bytes(right));
     let n = a.len() + b.len();
     if n > SHORT_PIECE {
-        return is_valid_pair(left, right);
+        // The heap, not the backtracking search, which asks this very question.
+        let mut ids = Vec::new();
+        merge_heap(&[a, b].concat(), &mut ids, ranks);
+        return ids == [left, right];
     }
     let mut joined = [0u8; SHORT_PIECE];
     joined[..a.len()].copy_from_slice(a);

@@ -14,6 +14,8 @@
 //!   token"). That rank is a function of the ids only where a part's bytes are its token's bytes:
 //!   the merge reaches a part whose bytes are not its id's only through gpt-tokenizer's BOM quirk
 //!   (a part starting EF BB BF gets the rank of the rest), so pieces holding EF BB BF never use it.
+//! - The pair-validity cache maps two token ids `(a, b)` to whether merging their bytes gives back
+//!   `[a, b]` (the long-piece search of backtrack.rs asks it once per token; same BOM rule).
 //!
 //! Exactness: an entry holds its whole key (all the piece's bytes and its length; both ids), so a
 //! hit returns what the tables would; a stale entry is only ever overwritten. Determinism: results
@@ -32,6 +34,9 @@ const PIECE_SLOTS: usize = 1 << 15;
 
 /// Pair cache entries (a power of two; 8 bytes each: 64 KiB).
 const PAIR_SLOTS: usize = 1 << 13;
+
+/// Pair-validity cache entries (a power of two; 8 bytes each: 64 KiB).
+const VALID_SLOTS: usize = 1 << 13;
 
 /// The pair cache's answer for two parts whose joined bytes are no token.
 pub const NO_PAIR: u32 = (1 << 18) - 1;
@@ -90,6 +95,13 @@ pub fn piece_key(piece: &[u8]) -> u128 {
     }
 }
 
+/// A piece's key ([`piece_key`]) and the index of its slot's first word in the piece cache.
+#[derive(Clone, Copy, Default)]
+pub struct PieceSlot {
+    key: u128,
+    at: usize,
+}
+
 pub struct Caches {
     /// Four words per slot from `piece_base` on (see [`PieceEntry`]). Allocated zeroed (the
     /// allocator hands out fresh zero pages without writing them, so the first count pays for no
@@ -98,6 +110,8 @@ pub struct Caches {
     pieces: Vec<u64>,
     piece_base: usize,
     pairs: Vec<u64>,
+    /// `(key << 1 | valid)` per slot, key as the pair cache's (0: empty).
+    valid_pairs: Vec<u64>,
 }
 
 thread_local! {
@@ -121,6 +135,7 @@ impl Caches {
             pieces,
             piece_base,
             pairs: vec![0; PAIR_SLOTS],
+            valid_pairs: vec![0; VALID_SLOTS],
         }
     }
 
@@ -130,6 +145,7 @@ impl Caches {
             pieces: Vec::new(),
             piece_base: 0,
             pairs: Vec::new(),
+            valid_pairs: Vec::new(),
         }
     }
 
@@ -140,13 +156,30 @@ impl Caches {
         (mixed >> (64 - PIECE_SLOTS.trailing_zeros())) as usize
     }
 
-    /// The cached merge result of the piece of `len` bytes whose [`piece_key`] is `key`.
+    /// Where the piece cache keeps `piece` (of 3 ..= [`PIECE_KEY`] bytes): its key and slot,
+    /// computed once per piece for its prefetch, lookup and store.
     #[inline(always)]
+    pub fn slot_of(&self, piece: &[u8]) -> PieceSlot {
+        let key = piece_key(piece);
+        PieceSlot {
+            key,
+            at: self.piece_base + Self::piece_slot(key, piece.len()) * 4,
+        }
+    }
+
+    /// The cached merge result of the piece of `len` bytes whose [`piece_key`] is `key`.
+    #[cfg(test)]
     pub fn piece(&self, key: u128, len: usize) -> Option<PieceEntry> {
         let at = self.piece_base + Self::piece_slot(key, len) * 4;
-        let words = self.pieces.get(at..at + 4)?;
+        self.piece_in(PieceSlot { key, at }, len)
+    }
+
+    /// [`Caches::piece`] at a slot [`Caches::slot_of`] gave for a piece of `len` bytes.
+    #[inline(always)]
+    pub fn piece_in(&self, slot: PieceSlot, len: usize) -> Option<PieceEntry> {
+        let words = self.pieces.get(slot.at..slot.at + 4)?;
         let found = u128::from(words[0]) | u128::from(words[1]) << 64;
-        (found == key && (words[2] & 0xFF) as usize == len + 1).then_some(PieceEntry {
+        (found == slot.key && (words[2] & 0xFF) as usize == len + 1).then_some(PieceEntry {
             meta: words[2],
             more: words[3],
         })
@@ -154,26 +187,35 @@ impl Caches {
 
     /// Asks the memory system for the piece cache's slot of `piece` (a hint only: nothing is
     /// read), so that its lookup a few pieces later finds the line in L1 instead of waiting for
-    /// it. Pieces of up to two bytes and over [`PIECE_KEY`] bytes never look the cache up.
+    /// it, and returns that slot. Pieces of up to two bytes and over [`PIECE_KEY`] bytes never
+    /// look the cache up (their slot is a placeholder).
     #[inline(always)]
-    pub fn prefetch_piece(&self, piece: &[u8]) {
-        #[cfg(target_arch = "x86_64")]
-        if (3..=PIECE_KEY).contains(&piece.len()) {
-            let at = self.piece_base + Self::piece_slot(piece_key(piece), piece.len()) * 4;
-            if let Some(word) = self.pieces.get(at) {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                // SAFETY: a prefetch is a hint that never faults, here for an address inside
-                // `pieces`; SSE is part of the x86_64 baseline.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>()) };
-            }
+    pub fn prefetch_piece(&self, piece: &[u8]) -> PieceSlot {
+        if !(3..=PIECE_KEY).contains(&piece.len()) {
+            return PieceSlot::default();
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = piece;
+        let slot = self.slot_of(piece);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(word) = self.pieces.get(slot.at) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch is a hint that never faults, here for an address inside
+            // `pieces`; SSE is part of the x86_64 baseline.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>()) };
+        }
+        slot
     }
 
     /// Records the merge result `ids` (or only its count, when longer than [`PIECE_IDS`]).
-    #[inline]
+    #[cfg(test)]
     pub fn store_piece(&mut self, key: u128, len: usize, count: usize, ids: &[u32]) {
+        let at = self.piece_base + Self::piece_slot(key, len) * 4;
+        self.store_piece_in(PieceSlot { key, at }, len, count, ids);
+    }
+
+    /// Records the merge result `ids` (or only its count, when longer than [`PIECE_IDS`]) at a
+    /// slot [`Caches::slot_of`] gave for a piece of `len` bytes.
+    #[inline]
+    pub fn store_piece_in(&mut self, slot: PieceSlot, len: usize, count: usize, ids: &[u32]) {
         if self.pieces.is_empty() || count > 0xFF {
             return;
         }
@@ -191,7 +233,7 @@ impl Caches {
                 more |= u64::from(id >> 16 & 1) << (48 + i);
             }
         }
-        let at = self.piece_base + Self::piece_slot(key, len) * 4;
+        let (key, at) = (slot.key, slot.at);
         self.pieces[at..at + 4].copy_from_slice(&[key as u64, (key >> 64) as u64, meta, more]);
     }
 
@@ -211,6 +253,30 @@ impl Caches {
                 value
             }
             None => rank().min(NO_PAIR),
+        }
+    }
+}
+
+impl Caches {
+    #[inline(always)]
+    fn valid_slot(key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - VALID_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// Whether tokens `a` then `b` are a valid pair (see backtrack.rs), when this cache knows.
+    #[inline(always)]
+    pub fn known_valid_pair(&self, a: u32, b: u32) -> Option<bool> {
+        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
+        let entry = *self.valid_pairs.get(Self::valid_slot(key))?;
+        (entry >> 1 == key).then_some(entry & 1 == 1)
+    }
+
+    /// Records whether tokens `a` then `b` are a valid pair.
+    #[inline(always)]
+    pub fn store_valid_pair(&mut self, a: u32, b: u32, valid: bool) {
+        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
+        if let Some(entry) = self.valid_pairs.get_mut(Self::valid_slot(key)) {
+            *entry = key << 1 | u64::from(valid);
         }
     }
 }

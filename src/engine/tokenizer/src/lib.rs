@@ -15,8 +15,10 @@
 //!
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking
-//! any part up twice, and long pieces merge in O(n log n). Two small per-thread caches ([`cache`])
-//! answer repeated pieces and repeated pair merges without touching the 1.1 MB rank tables.
+//! any part up twice, and long pieces merge in O(n log n) or, when most of their bytes are
+//! multi-byte code points or one repeated byte, are searched token by token ([`backtrack`]). Small
+//! per-thread caches ([`cache`]) answer repeated pieces, repeated pair merges and repeated pair
+//! validity checks without touching the 1.1 MB rank tables.
 //!
 //! This is its own crate (`context-meter-tokenizer`, re-exported by the worker as
 //! `engine::tokenizer`) so the release profile builds it at opt-level 3 while the rest is built for
@@ -25,6 +27,7 @@
 //!
 //! Invariants: pure and deterministic; no allocation beyond the output and scratch vectors.
 
+mod backtrack;
 mod block_merge;
 mod bpe;
 mod cache;
@@ -58,8 +61,8 @@ pub fn is_letter_or_number(c: char) -> bool {
 pub fn encode(text: &str) -> Vec<u32> {
     let mut out = Vec::with_capacity(text.len() / 3 + 1);
     cache::with(|caches| {
-        for_each_piece(text, caches, |piece, caches| {
-            bpe::encode_piece_cached(piece, &mut out, caches)
+        for_each_piece(text, caches, |piece, slot, caches| {
+            bpe::encode_piece_in(piece, |_| slot, &mut out, caches)
         })
     });
     out
@@ -70,8 +73,8 @@ pub fn count(text: &str) -> usize {
     let mut scratch = Vec::new();
     let mut total = 0;
     cache::with(|caches| {
-        for_each_piece(text, caches, |piece, caches| {
-            total += bpe::count_piece_cached(piece, &mut scratch, caches)
+        for_each_piece(text, caches, |piece, slot, caches| {
+            total += bpe::count_piece_in(piece, |_| slot, &mut scratch, caches)
         })
     });
     total
@@ -80,36 +83,35 @@ pub fn count(text: &str) -> usize {
 /// Pieces the pre-tokenizer runs ahead of the merge (see [`for_each_piece`]).
 const AHEAD: usize = 4;
 
-/// Calls `f` on every piece of `text` in order, the pre-tokenizer running [`AHEAD`] pieces ahead
-/// so that each piece's cache slot is fetched while the pieces before it are merged (a piece cache
-/// lookup that waits for memory was the largest single cost of a count).
+/// Calls `f` on every piece of `text` in order with its piece-cache slot, the pre-tokenizer
+/// running [`AHEAD`] pieces ahead so that each piece's cache slot is fetched while the pieces
+/// before it are merged (a piece cache lookup that waits for memory was the largest single cost
+/// of a count). The slot is computed once, at the prefetch, and handed to the lookup.
 #[inline(always)]
 fn for_each_piece(
     text: &str,
     caches: &mut cache::Caches,
-    mut f: impl FnMut(&[u8], &mut cache::Caches),
+    mut f: impl FnMut(&[u8], cache::PieceSlot, &mut cache::Caches),
 ) {
     let bytes = text.as_bytes();
     let mut pieces = split::pieces(text);
-    let mut ring: [std::ops::Range<usize>; AHEAD] = Default::default();
+    let mut ring: [(std::ops::Range<usize>, cache::PieceSlot); AHEAD] = Default::default();
     let mut queued = 0;
     for slot in &mut ring {
         let Some(piece) = pieces.next() else { break };
-        caches.prefetch_piece(&bytes[piece.clone()]);
-        *slot = piece;
+        *slot = (piece.clone(), caches.prefetch_piece(&bytes[piece]));
         queued += 1;
     }
     let mut head = 0;
     while queued > 0 {
-        let piece = std::mem::take(&mut ring[head]);
+        let (piece, slot) = std::mem::take(&mut ring[head]);
         match pieces.next() {
             Some(next) => {
-                caches.prefetch_piece(&bytes[next.clone()]);
-                ring[head] = next;
+                ring[head] = (next.clone(), caches.prefetch_piece(&bytes[next]));
             }
             None => queued -= 1,
         }
-        f(&bytes[piece], caches);
+        f(&bytes[piece], slot, caches);
         head = (head + 1) % AHEAD;
     }
 }

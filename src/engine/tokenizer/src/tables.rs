@@ -24,7 +24,6 @@ fn u32_at(bytes: &[u8], index: usize) -> u32 {
 }
 
 /// Number of ordinary (mergeable) tokens in cl100k_base.
-#[cfg(test)]
 pub fn token_count() -> usize {
     generated::TOKEN_COUNT
 }
