@@ -14,11 +14,12 @@
 //! an edit left out of the receipt or a figure carried wrongly makes the two disagree, and the op
 //! fails closed. It costs a count of the changed stretches only, not of the whole edited payload.
 
+use super::edit::READ_OFF_MIN;
 use super::Document;
 use crate::engine::tokenizer;
 
 /// Whether byte `at` of `text` is a safe cut (the start and the end of a text are).
-fn safe_cut(text: &str, at: usize) -> bool {
+pub(super) fn safe_cut(text: &str, at: usize) -> bool {
     match (text[..at].chars().next_back(), text[at..].chars().next()) {
         (Some(before), Some(after)) => tokenizer::is_piece_start(before, after),
         _ => true,
@@ -95,6 +96,13 @@ impl Document<'_> {
     /// (checked here, not trusted), so the parts add up.
     fn submitted_count(&self, a: usize, b: usize) -> usize {
         let submitted = self.text;
+        // A long stretch (both ends are safe cuts: the recount widened it to them) is read off
+        // the submitted text's tokenization.
+        if b - a >= READ_OFF_MIN {
+            if let Some(tokens) = self.submitted_count_between(a, b) {
+                return tokens;
+            }
+        }
         let first = self.known.partition_point(|&(start, _, _)| start < a);
         let (mut total, mut at) = (0, a);
         for &(start, end, tokens) in self.known[first..].iter().take_while(|k| k.1 <= b) {

@@ -296,6 +296,7 @@ impl<'t> Document<'t> {
             replaced: HashMap::default(),
             rewritten: Vec::new(),
             known: Vec::new(),
+            submitted: None,
             live: Vec::new(),
             left: Vec::new(),
             right: Vec::new(),

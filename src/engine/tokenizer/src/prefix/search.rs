@@ -122,6 +122,14 @@ impl<'t> Tokenized<'t> {
         self.analysis.total()
     }
 
+    /// Tokens of the pieces before byte `at` of the text, when a piece starts there (or `at` is the
+    /// end): so for two such bytes `a <= b`, `count(text[a..b])` is the difference whenever both
+    /// are safe cuts ([`crate::is_piece_start`]), without counting the bytes again. `None` when no
+    /// piece starts at `at`. Costs at most a split of the 4 KiB segment `at` lies in, once.
+    pub fn tokens_before(&self, at: usize) -> Option<usize> {
+        self.analysis.tokens_before_byte(at)
+    }
+
     /// See [`crate::largest_fitting_prefix`]; also returns the winner's joined count.
     pub fn largest_fitting_prefix<F>(
         &self,
