@@ -205,7 +205,7 @@ impl Document<'_> {
     /// three checked here: a count is a function of the bytes alone).
     fn read_off(&self, window: &str, a: usize, b: usize) -> Option<usize> {
         let submitted = self.text;
-        let holds = window.len() >= READ_OFF_MIN
+        let holds = self.worth_reading_off(a, b)
             && b.checked_sub(a) == Some(window.len())
             && submitted.get(a..b) == Some(window)
             && safe_cut(submitted, a)
@@ -215,6 +215,28 @@ impl Document<'_> {
         } else {
             None
         }
+    }
+
+    /// Whether the count of the submitted bytes `a..b` is cheaper read off the submitted text's
+    /// tokenization than counted: a long stretch ([`READ_OFF_MIN`]), or one where a long piece
+    /// starts (whose merge is the tokenizer's slowest work).
+    pub(super) fn worth_reading_off(&self, a: usize, b: usize) -> bool {
+        b.saturating_sub(a) >= READ_OFF_MIN
+            || self
+                .submitted
+                .is_some_and(|submitted| submitted.long_piece_within(a, b))
+    }
+
+    /// `count(submitted[a..cut] + suffix)` from the submitted text's tokenization, healing the long
+    /// piece the cut falls in from its kept merge, when a long piece starts in `a..cut` (else
+    /// `None`: counting is cheaper) and `a < cut` is a cut safe in the submitted text (checked).
+    pub(super) fn count_from_submitted(&self, a: usize, cut: usize, suffix: &str) -> Option<usize> {
+        let submitted = self.submitted?;
+        if !(a < cut && submitted.long_piece_within(a, cut) && safe_cut(self.text, a)) {
+            return None;
+        }
+        let joined = submitted.count_with_suffix(cut, suffix)?;
+        joined.checked_sub(submitted.tokens_before(a)?)
     }
 
     /// Kills every live atom in `first..=last`, returning their text.
@@ -277,6 +299,7 @@ impl Document<'_> {
         window.push_str(&removed);
         window.push_str(&right);
         let read = self.read_off(&window, from, to);
+        let kept_head = rewrite.as_ref().map_or(0, |(head, _)| *head);
         let middle = match (&rewrite, read) {
             (Some((head, _)), None) => self.count_rewritten_middle(first, *head),
             _ => None,
@@ -306,7 +329,14 @@ impl Document<'_> {
         window.push_str(&left);
         window.push_str(&inserted);
         window.push_str(&right);
-        let inserted_tokens = tokenizer::count(&window);
+        // A rewrite keeps the atom's head: where a long piece starts in the submitted bytes the
+        // left context holds, the window is counted as the submitted text up to the head's end
+        // joined with the rest, healed from that piece's kept merge.
+        let kept_to = self.atom_start[first] + kept_head;
+        let from_submitted = (kept_head > 0 && self.text.get(from..kept_to) == Some(left.as_str()))
+            .then(|| self.count_from_submitted(from, kept_to, &window[left.len()..]))
+            .flatten();
+        let inserted_tokens = from_submitted.unwrap_or_else(|| tokenizer::count(&window));
         let tokens_before = self.tokens;
         let chars_before = self.chars;
         let tokens_after =
@@ -348,7 +378,8 @@ impl Document<'_> {
         if to < from + KNOWN_MIN {
             return None;
         }
-        let read_off = (to - from >= READ_OFF_MIN)
+        let read_off = self
+            .worth_reading_off(start + from, start + to)
             .then(|| self.submitted_count_between(start + from, start + to))
             .flatten();
         let tokens = read_off.unwrap_or_else(|| tokenizer::count(&original[from..to]));

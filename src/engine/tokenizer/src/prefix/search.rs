@@ -130,6 +130,22 @@ impl<'t> Tokenized<'t> {
         self.analysis.tokens_before_byte(at)
     }
 
+    /// `count(text[..cut] + suffix)`, re-tokenizing only from the last piece boundary the cut
+    /// leaves untouched, and healing a long piece the cut falls in from its kept merge (as a
+    /// search's probe does). `cut` must be a code-point boundary.
+    pub fn count_with_suffix(&self, cut: usize, suffix: &str) -> Option<usize> {
+        self.probe(cut, usize::MAX, || suffix.to_owned())
+    }
+
+    /// Whether a piece whose merge result is kept (a run of one letter or symbol over 1,024
+    /// bytes, the tokenizer's slowest input) starts at a byte in `a..b`: counting such bytes again
+    /// costs far more than reading their counts off ([`Tokenized::tokens_before`]).
+    pub fn long_piece_within(&self, a: usize, b: usize) -> bool {
+        let pieces = &self.analysis.long_pieces;
+        let i = pieces.partition_point(|(start, _)| *start < a);
+        pieces.get(i).is_some_and(|(start, _)| *start < b)
+    }
+
     /// See [`crate::largest_fitting_prefix`]; also returns the winner's joined count.
     pub fn largest_fitting_prefix<F>(
         &self,
