@@ -167,6 +167,44 @@ fn tokens_before_a_piece_start_are_the_counts_before_it() {
     assert!(starts > 2000 && safe > 1000, "{starts} {safe}");
 }
 
+/// `Tokenized::count_with_suffix` is the count of the joined text at every cut, also inside a
+/// long piece (healed from its kept merge); `long_piece_within` finds exactly the long pieces.
+#[test]
+fn counts_with_a_suffix_equal_counts_of_the_joined_text() {
+    let mut rng = Lcg(31);
+    let mut inside_long = 0;
+    for round in 0..12 {
+        let run = ["a", "M", "-", "x"][round % 4].repeat(1100 + rng.below(300));
+        let text = format!(
+            "{}\"{run}\"{}",
+            random_text(&mut rng, 20),
+            random_text(&mut rng, 20)
+        );
+        let tokenized = Tokenized::with_segment(&text, [64, SEGMENT][round % 2]);
+        // The run's piece may start before its quote (punctuation merges with punctuation).
+        let (before_run, after_run) = (text.find('"').unwrap(), text.rfind('"').unwrap());
+        assert!(tokenized.long_piece_within(0, after_run), "{round}");
+        assert!(
+            !tokenized.long_piece_within(after_run + 1, text.len()),
+            "{round}"
+        );
+        let suffix = random_text(&mut rng, 6) + "[…truncated: 9 chars removed]";
+        for cut in (0..=text.len())
+            .filter(|&c| text.is_char_boundary(c))
+            .step_by(7)
+        {
+            let expected = count(&(text[..cut].to_owned() + &suffix));
+            assert_eq!(
+                tokenized.count_with_suffix(cut, &suffix),
+                Some(expected),
+                "cut {cut}"
+            );
+            inside_long += usize::from(cut > before_run + 1100 && cut < after_run);
+        }
+    }
+    assert!(inside_long > 100, "{inside_long}");
+}
+
 #[test]
 fn joined_counts_equal_counts_of_the_joined_text() {
     let mut rng = Lcg(7);
