@@ -2,6 +2,7 @@
 //! window between the nearest safe cuts around it (exact without re-tokenizing the payload), and
 //! its receipt entry recorded.
 
+use super::recount::safe_cut;
 use super::{Document, NONE};
 use crate::engine::token_efficiency::ops::Op;
 use crate::engine::token_efficiency::receipt::ReceiptEntry;
@@ -12,6 +13,11 @@ const CUT_SCAN: usize = 256;
 
 /// The shortest middle of a rewritten atom whose count is kept for the recount.
 const KNOWN_MIN: usize = 256;
+
+/// The shortest stretch of the submitted text whose count is read off its tokenization rather
+/// than counted: a read costs a split of the 4 KiB segment each end lies in (about what counting
+/// those bytes costs), so shorter stretches are counted.
+pub(super) const READ_OFF_MIN: usize = 16 * 1024;
 
 /// The first cut at or after byte `from` of `text` (within [`CUT_SCAN`] bytes) that is safe
 /// ([`tokenizer::is_piece_start`]) with a character of `text` on each side.
@@ -56,6 +62,21 @@ fn last_safe_cut(text: &str, after: &mut Option<char>) -> Option<usize> {
             }
         }
         *after = Some(c);
+    }
+    None
+}
+
+/// The first safe cut in `text` read forwards, where `before` is the character that precedes
+/// `text` (None: nothing precedes yet); on return `before` is `text`'s last character when no cut
+/// was found. A cut at 0 takes nothing of it.
+fn first_safe_cut(text: &str, before: &mut Option<char>) -> Option<usize> {
+    for (i, c) in text.char_indices() {
+        if let Some(previous) = *before {
+            if tokenizer::is_piece_start(previous, c) {
+                return Some(i);
+            }
+        }
+        *before = Some(c);
     }
     None
 }
@@ -118,12 +139,14 @@ impl Document<'_> {
     }
 
     /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
-    /// unchanged beginning), back to the nearest safe cut (or the start of the text). The atoms
-    /// it reaches are noted and their text copied once, at the end.
-    pub(super) fn left_context(&mut self, first: usize, head: &str) -> String {
+    /// unchanged beginning), back to the nearest safe cut (or the start of the text), and the byte
+    /// of the submitted text where the atom it starts in would put it (a claim [`Self::read_off`]
+    /// checks byte for byte before it relies on it). The atoms it reaches are noted and their text
+    /// copied once, at the end.
+    pub(super) fn left_context(&mut self, first: usize, head: &str) -> (String, usize) {
         let mut after = None;
         if let Some(cut) = last_safe_cut(head, &mut after) {
-            return head[cut..].to_owned();
+            return (head[cut..].to_owned(), self.atom_start[first] + cut);
         }
         let mut reached: Vec<(usize, usize)> = Vec::new();
         let mut cursor = if first == 0 {
@@ -148,27 +171,72 @@ impl Document<'_> {
             context.push_str(&self.atom_text(atom)[from..]);
         }
         context.push_str(head);
-        context
+        let start = match reached.last() {
+            Some(&(atom, from)) => self.atom_start[atom] + from,
+            None => self.atom_start[first],
+        };
+        (context, start)
     }
 
-    /// Live text after atom `last`, up to the nearest safe cut (or the end of the text).
-    pub(super) fn right_context(&mut self, last: usize) -> String {
+    /// Live text after atom `last`, up to the nearest safe cut (or the end of the text), and the
+    /// byte of the submitted text where the atom it ends in would end it (a claim, as
+    /// [`Self::left_context`]'s).
+    pub(super) fn right_context(&mut self, last: usize) -> (String, usize) {
         let mut collected = String::new();
         let mut previous: Option<char> = None;
+        let mut end = self.atom_end[last];
         let mut cursor = self.live_at_or_after(last + 1);
-        'atoms: while let Some(atom) = cursor {
-            for c in self.atom_text(atom).chars() {
-                if let Some(before) = previous {
-                    if tokenizer::is_piece_start(before, c) {
-                        break 'atoms;
-                    }
-                }
-                collected.push(c);
-                previous = Some(c);
+        while let Some(atom) = cursor {
+            let text = self.atom_text(atom);
+            if let Some(cut) = first_safe_cut(text, &mut previous) {
+                collected.push_str(&text[..cut]);
+                end = self.atom_start[atom] + cut;
+                break;
             }
+            collected.push_str(text);
+            end = self.atom_end[atom];
             cursor = self.live_at_or_after(atom + 1);
         }
-        collected
+        (collected, end)
+    }
+
+    /// `count(window)` read off the submitted text's tokenization, when the window is long
+    /// ([`READ_OFF_MIN`]) and is the submitted text's bytes `a..b` between two cuts safe in it (all
+    /// three checked here: a count is a function of the bytes alone).
+    fn read_off(&self, window: &str, a: usize, b: usize) -> Option<usize> {
+        let submitted = self.text;
+        let holds = self.worth_reading_off(a, b)
+            && b.checked_sub(a) == Some(window.len())
+            && submitted.get(a..b) == Some(window)
+            && safe_cut(submitted, a)
+            && safe_cut(submitted, b);
+        if holds {
+            self.submitted_count_between(a, b)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the count of the submitted bytes `a..b` is cheaper read off the submitted text's
+    /// tokenization than counted: a long stretch ([`READ_OFF_MIN`]), or one where a long piece
+    /// starts (whose merge is the tokenizer's slowest work).
+    pub(super) fn worth_reading_off(&self, a: usize, b: usize) -> bool {
+        b.saturating_sub(a) >= READ_OFF_MIN
+            || self
+                .submitted
+                .is_some_and(|submitted| submitted.long_piece_within(a, b))
+    }
+
+    /// `count(submitted[a..cut] + suffix)` from the submitted text's tokenization, healing the long
+    /// piece the cut falls in from its kept merge, when a long piece starts in `a..cut` (else
+    /// `None`: counting is cheaper) and `a < cut` is a cut safe in the submitted text (checked).
+    pub(super) fn count_from_submitted(&self, a: usize, cut: usize, suffix: &str) -> Option<usize> {
+        let submitted = self.submitted?;
+        if !(a < cut && submitted.long_piece_within(a, cut) && safe_cut(self.text, a)) {
+            return None;
+        }
+        let joined = submitted.count_with_suffix(cut, suffix)?;
+        joined.checked_sub(submitted.tokens_before(a)?)
     }
 
     /// Kills every live atom in `first..=last`, returning their text.
@@ -195,31 +263,58 @@ impl Document<'_> {
     ) {
         let (op, path, index) = entry;
         self.track_liveness();
-        let (left, removed, inserted, middle) = match replacement {
+        // A rewrite's new text is recorded after the window before it is counted.
+        let (left, from, removed, inserted, rewrite) = match replacement {
             Some((head, text)) => {
                 let old = self.atom_text(first).to_owned();
-                let left = self.left_context(first, &old[..head]);
-                let middle = self.count_rewritten_middle(first, head);
+                let (left, from) = self.left_context(first, &old[..head]);
                 let inserted = text[head..].to_owned();
-                if self.rewritten.is_empty() {
-                    self.rewritten = vec![false; self.atom_start.len()];
-                }
-                self.rewritten[first] = true;
-                self.replaced.insert(first, text);
-                (left, old[head..].to_owned(), inserted, middle)
+                (
+                    left,
+                    from,
+                    old[head..].to_owned(),
+                    inserted,
+                    Some((head, text)),
+                )
             }
             None => {
-                let left = self.left_context(first, "");
-                (left, self.kill_range(first, last), String::new(), None)
+                let (left, from) = self.left_context(first, "");
+                (
+                    left,
+                    from,
+                    self.kill_range(first, last),
+                    String::new(),
+                    None,
+                )
             }
         };
-        let right = self.right_context(last);
+        let (right, to) = self.right_context(last);
         // One buffer for both windows: the context around what was removed, then around what
-        // was inserted. Where a rewrite's middle was counted once ([`Self::count_rewritten_middle`]),
-        // the window before is counted in three parts cut at safe cuts.
+        // was inserted. A long window that is still the submitted text's bytes is read off its
+        // tokenization ([`Self::read_off`]); where a rewrite's middle was counted once
+        // ([`Self::count_rewritten_middle`]), the window before is counted in three parts cut at
+        // safe cuts.
         let mut window = String::with_capacity(left.len() + removed.len() + right.len() + 64);
-        let removed_tokens = match middle {
-            Some((from, to, tokens)) => {
+        window.push_str(&left);
+        window.push_str(&removed);
+        window.push_str(&right);
+        let read = self.read_off(&window, from, to);
+        let kept_head = rewrite.as_ref().map_or(0, |(head, _)| *head);
+        let middle = match (&rewrite, read) {
+            (Some((head, _)), None) => self.count_rewritten_middle(first, *head),
+            _ => None,
+        };
+        if let Some((_, text)) = rewrite {
+            if self.rewritten.is_empty() {
+                self.rewritten = vec![false; self.atom_start.len()];
+            }
+            self.rewritten[first] = true;
+            self.replaced.insert(first, text);
+        }
+        let removed_tokens = match (read, middle) {
+            (Some(tokens), _) => tokens,
+            (None, Some((from, to, tokens))) => {
+                window.clear();
                 window.push_str(&left);
                 window.push_str(&removed[..from]);
                 let before = tokenizer::count(&window);
@@ -228,18 +323,20 @@ impl Document<'_> {
                 window.push_str(&right);
                 before + tokens + tokenizer::count(&window)
             }
-            None => {
-                window.push_str(&left);
-                window.push_str(&removed);
-                window.push_str(&right);
-                tokenizer::count(&window)
-            }
+            (None, None) => tokenizer::count(&window),
         };
         window.clear();
         window.push_str(&left);
         window.push_str(&inserted);
         window.push_str(&right);
-        let inserted_tokens = tokenizer::count(&window);
+        // A rewrite keeps the atom's head: where a long piece starts in the submitted bytes the
+        // left context holds, the window is counted as the submitted text up to the head's end
+        // joined with the rest, healed from that piece's kept merge.
+        let kept_to = self.atom_start[first] + kept_head;
+        let from_submitted = (kept_head > 0 && self.text.get(from..kept_to) == Some(left.as_str()))
+            .then(|| self.count_from_submitted(from, kept_to, &window[left.len()..]))
+            .flatten();
+        let inserted_tokens = from_submitted.unwrap_or_else(|| tokenizer::count(&window));
         let tokens_before = self.tokens;
         let chars_before = self.chars;
         let tokens_after =
@@ -281,9 +378,22 @@ impl Document<'_> {
         if to < from + KNOWN_MIN {
             return None;
         }
-        let tokens = tokenizer::count(&original[from..to]);
+        let read_off = self
+            .worth_reading_off(start + from, start + to)
+            .then(|| self.submitted_count_between(start + from, start + to))
+            .flatten();
+        let tokens = read_off.unwrap_or_else(|| tokenizer::count(&original[from..to]));
         self.known.push((start + from, start + to, tokens));
         Some((from - head, to - head, tokens))
+    }
+
+    /// `count(submitted[a..b])` read off the submitted text's tokenization, for `a <= b` that are
+    /// both safe cuts in the submitted text (or its ends), where the pieces before `b` hold the
+    /// pieces before `a` and those of the stretch exactly: the caller checks the cuts. `None` when
+    /// the op did not hand the tokenization over.
+    pub(super) fn submitted_count_between(&self, a: usize, b: usize) -> Option<usize> {
+        let submitted = self.submitted?;
+        Some(submitted.tokens_before(b)? - submitted.tokens_before(a)?)
     }
 
     /// Removes a child from its container (one receipt application), with the comma that goes with

@@ -85,6 +85,9 @@ struct Document<'t> {
     /// Spans of the submitted text inside rewritten atoms, each between two cuts safe in it, whose
     /// counts S-3's windows took once: `(start, end, tokens)` in document order ([`edit`]).
     known: Vec<(usize, usize, usize)>,
+    /// The submitted text's tokenization, when the op has it: counts of its stretches between
+    /// safe cuts are read off it ([`Document::submitted_count_between`]) instead of counted again.
+    submitted: Option<&'t Tokenized<'t>>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
@@ -182,6 +185,7 @@ pub fn shape(
         )
     } else {
         let mut doc = Document::build(canonical, keep).ok_or(Unreconciled)?;
+        doc.submitted = Some(submitted);
         doc.tokens = submitted_tokens;
         doc.chars = submitted_chars;
         doc.s1(0);

@@ -18,7 +18,7 @@ use super::Document;
 use crate::engine::tokenizer;
 
 /// Whether byte `at` of `text` is a safe cut (the start and the end of a text are).
-fn safe_cut(text: &str, at: usize) -> bool {
+pub(super) fn safe_cut(text: &str, at: usize) -> bool {
     match (text[..at].chars().next_back(), text[at..].chars().next()) {
         (Some(before), Some(after)) => tokenizer::is_piece_start(before, after),
         _ => true,
@@ -95,6 +95,13 @@ impl Document<'_> {
     /// (checked here, not trusted), so the parts add up.
     fn submitted_count(&self, a: usize, b: usize) -> usize {
         let submitted = self.text;
+        // A long stretch (both ends are safe cuts: the recount widened it to them) is read off
+        // the submitted text's tokenization.
+        if self.worth_reading_off(a, b) {
+            if let Some(tokens) = self.submitted_count_between(a, b) {
+                return tokens;
+            }
+        }
         let first = self.known.partition_point(|&(start, _, _)| start < a);
         let (mut total, mut at) = (0, a);
         for &(start, end, tokens) in self.known[first..].iter().take_while(|k| k.1 <= b) {
@@ -120,6 +127,9 @@ impl Document<'_> {
         while next < stretches.len() {
             let Stretch { mut t, mut e } = stretches[next];
             next += 1;
+            // Where the texts part (the widening below only moves the stretch's start back
+            // through bytes both texts share).
+            let (parted, parted_e) = (t.0, e.0);
             // Widen left through the shared text before the stretch (the same bytes in both).
             while !(safe_cut(submitted, t.0) && safe_cut(edited, e.0)) {
                 if t.0 <= done {
@@ -141,7 +151,11 @@ impl Document<'_> {
                 t.1 += step;
                 e.1 += step;
             }
-            total += tokenizer::count(&edited[e.0..e.1]) as i128;
+            // The edited stretch is the submitted bytes t.0..parted, then its own: counted from
+            // the submitted tokenization when a long piece starts in the shared part.
+            let shared_head = self.count_from_submitted(t.0, parted, &edited[parted_e..e.1]);
+            let edited_tokens = shared_head.unwrap_or_else(|| tokenizer::count(&edited[e.0..e.1]));
+            total += edited_tokens as i128;
             total -= self.submitted_count(t.0, t.1) as i128;
             done = t.1;
         }

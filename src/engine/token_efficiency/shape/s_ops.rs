@@ -84,6 +84,8 @@ impl Document<'_> {
             return;
         }
         let mut next = self.nodes[node].first_child;
+        // This object's path, written at its first removal and extended for each.
+        let mut node_path: Option<String> = None;
         while next != NONE {
             let child = next;
             next = self.nodes[child].next_sibling;
@@ -97,7 +99,8 @@ impl Document<'_> {
                 && !c.contains_protected
                 && self.is_empty_value(child)
             {
-                let path = self.path(child);
+                let parent_path = node_path.get_or_insert_with(|| self.path(node));
+                let path = self.child_path(parent_path, child);
                 self.remove_child(child, Op::S2, path, None);
             }
         }

@@ -114,6 +114,20 @@ pub(super) fn literal_prefix_bytes(content: &[u8], n: usize) -> usize {
     i
 }
 
+/// `n` in decimal, written into `buffer` (without the formatting machinery).
+fn itoa_usize(mut n: usize, buffer: &mut [u8; 20]) -> &str {
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buffer[at..]).expect("ASCII digits")
+}
+
 /// Builds the arena by scanning the canonical text (compact `JSON.stringify` output: no
 /// whitespace, every literal already in canonical spelling).
 struct Builder<'t, 'k> {
@@ -296,6 +310,7 @@ impl<'t> Document<'t> {
             replaced: HashMap::default(),
             rewritten: Vec::new(),
             known: Vec::new(),
+            submitted: None,
             live: Vec::new(),
             left: Vec::new(),
             right: Vec::new(),
@@ -349,7 +364,6 @@ impl<'t> Document<'t> {
     /// The receipt path of `node`: keys joined with `.`, positions as `[n]`, written into one
     /// string (a key is read back from its literal only when it holds an escape).
     pub(super) fn path(&self, node: usize) -> String {
-        use std::fmt::Write as _;
         let mut segments: Vec<usize> = Vec::with_capacity(8);
         let mut cursor = node;
         while self.nodes[cursor].parent != NONE {
@@ -358,26 +372,42 @@ impl<'t> Document<'t> {
         }
         let mut path = String::new();
         for &id in segments.iter().rev() {
-            let segment = &self.nodes[id];
-            if segment.key_atom != NONE {
-                if !path.is_empty() || segment.parent != 0 {
-                    path.push('.');
-                }
-                let literal = &self.text
-                    [self.atom_start[segment.key_atom]..self.atom_end[segment.key_atom] - 1];
-                let content = &literal[1..literal.len() - 1];
-                if content.contains('\\') {
-                    let name =
-                        literal_text(content, true).expect("canonical escapes are well formed");
-                    path.push_str(&name);
-                } else {
-                    path.push_str(content);
-                }
-            } else {
-                let _ = write!(path, "[{}]", segment.pos);
-            }
+            self.push_path_segment(&mut path, id);
         }
         path
+    }
+
+    /// The receipt path of `child`, given its parent's path (S-2 removes many children of one
+    /// object: the parent's path is written once, not walked again for each).
+    pub(super) fn child_path(&self, parent_path: &str, child: usize) -> String {
+        let mut path = String::with_capacity(parent_path.len() + 24);
+        path.push_str(parent_path);
+        self.push_path_segment(&mut path, child);
+        path
+    }
+
+    /// Appends node `id`'s segment to the path of its parent: `.key` (no dot for a member of the
+    /// root object), or `[n]` for an array element.
+    fn push_path_segment(&self, path: &mut String, id: usize) {
+        let segment = &self.nodes[id];
+        if segment.key_atom != NONE {
+            if !path.is_empty() || segment.parent != 0 {
+                path.push('.');
+            }
+            let literal =
+                &self.text[self.atom_start[segment.key_atom]..self.atom_end[segment.key_atom] - 1];
+            let content = &literal[1..literal.len() - 1];
+            if content.contains('\\') {
+                let name = literal_text(content, true).expect("canonical escapes are well formed");
+                path.push_str(&name);
+            } else {
+                path.push_str(content);
+            }
+        } else {
+            path.push('[');
+            path.push_str(itoa_usize(segment.pos, &mut [0u8; 20]));
+            path.push(']');
+        }
     }
 
     /// The end offset (in characters) of the last protected field's span in the live text, and

@@ -191,6 +191,18 @@ impl<'t> Analysis<'t> {
         self.boundary(at).tokens_before
     }
 
+    /// Tokens of the pieces before byte `at` when a piece starts there (or `at` is the text's end),
+    /// read off the boundaries of `at`'s segment (recorded on first use); `None` at any other byte.
+    pub(super) fn tokens_before_byte(&self, at: usize) -> Option<usize> {
+        let s = self
+            .checkpoints
+            .partition_point(|b| b.start <= at)
+            .checked_sub(1)?;
+        let segment = self.segment(s);
+        let i = segment.binary_search_by_key(&at, |b| b.start).ok()?;
+        Some(segment[i].tokens_before)
+    }
+
     /// Tokens of the whole text.
     pub(super) fn total(&self) -> usize {
         self.checkpoints[self.checkpoints.len() - 1].tokens_before

@@ -122,6 +122,30 @@ impl<'t> Tokenized<'t> {
         self.analysis.total()
     }
 
+    /// Tokens of the pieces before byte `at` of the text, when a piece starts there (or `at` is the
+    /// end): so for two such bytes `a <= b`, `count(text[a..b])` is the difference whenever both
+    /// are safe cuts ([`crate::is_piece_start`]), without counting the bytes again. `None` when no
+    /// piece starts at `at`. Costs at most a split of the 4 KiB segment `at` lies in, once.
+    pub fn tokens_before(&self, at: usize) -> Option<usize> {
+        self.analysis.tokens_before_byte(at)
+    }
+
+    /// `count(text[..cut] + suffix)`, re-tokenizing only from the last piece boundary the cut
+    /// leaves untouched, and healing a long piece the cut falls in from its kept merge (as a
+    /// search's probe does). `cut` must be a code-point boundary.
+    pub fn count_with_suffix(&self, cut: usize, suffix: &str) -> Option<usize> {
+        self.probe(cut, usize::MAX, || suffix.to_owned())
+    }
+
+    /// Whether a piece whose merge result is kept (a run of one letter or symbol over 1,024
+    /// bytes, the tokenizer's slowest input) starts at a byte in `a..b`: counting such bytes again
+    /// costs far more than reading their counts off ([`Tokenized::tokens_before`]).
+    pub fn long_piece_within(&self, a: usize, b: usize) -> bool {
+        let pieces = &self.analysis.long_pieces;
+        let i = pieces.partition_point(|(start, _)| *start < a);
+        pieces.get(i).is_some_and(|(start, _)| *start < b)
+    }
+
     /// See [`crate::largest_fitting_prefix`]; also returns the winner's joined count.
     pub fn largest_fitting_prefix<F>(
         &self,

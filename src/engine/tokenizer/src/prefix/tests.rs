@@ -129,6 +129,82 @@ fn safe_boundaries_do_not_depend_on_the_segment_size() {
     assert!(segmented > 300, "texts of several segments: {segmented}");
 }
 
+/// `Tokenized::tokens_before` answers at every piece start (and the end) what the pieces before
+/// it count, whatever the segment size, and nothing at any other byte; at a safe cut it is the
+/// count of the text before it.
+#[test]
+fn tokens_before_a_piece_start_are_the_counts_before_it() {
+    let mut rng = Lcg(29);
+    let (mut starts, mut safe) = (0, 0);
+    for _ in 0..150 {
+        let len = rng.below(60);
+        let text = random_text(&mut rng, len);
+        let mut before = vec![None; text.len() + 1];
+        let mut tokens = 0;
+        for piece in split::pieces(&text) {
+            before[piece.start] = Some(tokens);
+            tokens += count(&text[piece.clone()]);
+        }
+        before[text.len()] = Some(tokens);
+        for segment in [1, 3, 16, SEGMENT] {
+            let tokenized = Tokenized::with_segment(&text, segment);
+            for (at, expected) in before.iter().enumerate() {
+                assert_eq!(tokenized.tokens_before(at), *expected, "{text:?} at {at}");
+                let cut = |c: (Option<char>, Option<char>)| match c {
+                    (Some(x), Some(y)) => crate::is_piece_start(x, y),
+                    _ => true,
+                };
+                if text.is_char_boundary(at)
+                    && cut((text[..at].chars().next_back(), text[at..].chars().next()))
+                {
+                    assert_eq!(expected, &Some(count(&text[..at])), "{text:?} at {at}");
+                    safe += 1;
+                }
+                starts += usize::from(expected.is_some());
+            }
+        }
+    }
+    assert!(starts > 2000 && safe > 1000, "{starts} {safe}");
+}
+
+/// `Tokenized::count_with_suffix` is the count of the joined text at every cut, also inside a
+/// long piece (healed from its kept merge); `long_piece_within` finds exactly the long pieces.
+#[test]
+fn counts_with_a_suffix_equal_counts_of_the_joined_text() {
+    let mut rng = Lcg(31);
+    let mut inside_long = 0;
+    for round in 0..12 {
+        let run = ["a", "M", "-", "x"][round % 4].repeat(1100 + rng.below(300));
+        let text = format!(
+            "{}\"{run}\"{}",
+            random_text(&mut rng, 20),
+            random_text(&mut rng, 20)
+        );
+        let tokenized = Tokenized::with_segment(&text, [64, SEGMENT][round % 2]);
+        // The run's piece may start before its quote (punctuation merges with punctuation).
+        let (before_run, after_run) = (text.find('"').unwrap(), text.rfind('"').unwrap());
+        assert!(tokenized.long_piece_within(0, after_run), "{round}");
+        assert!(
+            !tokenized.long_piece_within(after_run + 1, text.len()),
+            "{round}"
+        );
+        let suffix = random_text(&mut rng, 6) + "[…truncated: 9 chars removed]";
+        for cut in (0..=text.len())
+            .filter(|&c| text.is_char_boundary(c))
+            .step_by(7)
+        {
+            let expected = count(&(text[..cut].to_owned() + &suffix));
+            assert_eq!(
+                tokenized.count_with_suffix(cut, &suffix),
+                Some(expected),
+                "cut {cut}"
+            );
+            inside_long += usize::from(cut > before_run + 1100 && cut < after_run);
+        }
+    }
+    assert!(inside_long > 100, "{inside_long}");
+}
+
 #[test]
 fn joined_counts_equal_counts_of_the_joined_text() {
     let mut rng = Lcg(7);
