@@ -363,7 +363,27 @@ impl<'t> Analysis<'t> {
 
 /// Tokens of the piece `bytes[piece]`; a long letter or symbol piece (over [`LONG_PIECE`] bytes,
 /// free of EF BB BF) keeps its merge result in `long_pieces`.
+///
+/// Inlined into the count pass, so a piece costs what it costs in a plain count (one call, to the
+/// cached count); the rare long piece is [`count_long_piece`]'s, out of line.
+#[inline(always)]
 pub(super) fn count_piece(
+    bytes: &[u8],
+    piece: std::ops::Range<usize>,
+    caches: &mut cache::Caches,
+    scratch: &mut Vec<u32>,
+    long_pieces: &mut Vec<(usize, LongPiece)>,
+) -> usize {
+    if piece.len() > LONG_PIECE {
+        count_long_piece(bytes, piece, caches, scratch, long_pieces)
+    } else {
+        bpe::count_piece_cached(&bytes[piece], scratch, caches)
+    }
+}
+
+/// [`count_piece`] of a piece over [`LONG_PIECE`] bytes.
+#[inline(never)]
+fn count_long_piece(
     bytes: &[u8],
     piece: std::ops::Range<usize>,
     caches: &mut cache::Caches,
@@ -372,7 +392,7 @@ pub(super) fn count_piece(
 ) -> usize {
     let start = piece.start;
     let piece = &bytes[piece];
-    let run = (piece.len() > LONG_PIECE && !bpe::contains_bom(piece))
+    let run = (!bpe::contains_bom(piece))
         .then(|| split::run_kind(piece))
         .flatten();
     if let Some(run) = run {
