@@ -325,11 +325,12 @@ impl<'t> Analysis<'t> {
     /// tokens of `text[start..c]` plus the suffix. Those tokens cover `text[start..c]` in order:
     /// the ones touching its first code point (`w` bytes) end fewer than `w +` [`STRADDLE`]
     /// bytes after `start`; one token at most straddles `c`, covering fewer than [`STRADDLE`]
-    /// bytes before it; every other token lies within the piece after its first code point, so
-    /// is at most `m` bytes long ([`LongPiece::longest_token`]). So the probe holds at least
-    /// `before + ceil((c - start - w - 2 * STRADDLE) / m)` tokens, more than `budget` for every
-    /// `c` above `limit = start + w + 2 * STRADDLE + (budget - before) * m`: the target is
-    /// `max(limit, safe)`. `None` when `cut` is not inside a long piece.
+    /// bytes before it; every other token lies within the piece after its first code point, and
+    /// these are adjacent tokens of one merge result covering at least `c - start - w - 2 *`
+    /// [`STRADDLE`] bytes. A fitting probe has at most `room = budget - before` of them, which
+    /// cover at most `most = `[`LongPiece::most_bytes`]`(room)` bytes (`room` times the longest
+    /// token, or fewer in a run of one byte). So no `c` above `limit = start + w + 2 * STRADDLE +
+    /// most` fits: the target is `max(limit, safe)`. `None` when `cut` is not inside a long piece.
     pub(super) fn long_piece_jump(&self, cut: usize, budget: usize) -> Option<usize> {
         let k = self.safe_boundary(cut);
         let at = self.boundary(k);
@@ -339,10 +340,9 @@ impl<'t> Analysis<'t> {
         }
         let long = self.long_piece(k)?;
         let piece = &self.text.as_bytes()[at.start..end];
-        let m = long.longest_token(piece);
         let room = budget.saturating_sub(at.tokens_before);
         let limit = (at.start + split::char_len(piece[0]) + 2 * STRADDLE)
-            .saturating_add(room.saturating_mul(m));
+            .saturating_add(long.most_bytes(piece, room));
         Some(limit.max(at.start).max(at.lookahead_before))
     }
 

@@ -12,6 +12,7 @@
 //! In a piece that is one byte repeated (a run of "-" or "a"), a slice's merge depends on its
 //! length alone, so each heal merge is made once per query and looked up after.
 
+use super::run_bound::RunBound;
 use crate::{bpe, cache, split, tables, IndexHash};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -39,6 +40,9 @@ pub(super) struct LongPiece {
     judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
     /// The longest token made only of bytes the piece holds (see [`LongPiece::longest_token`]).
     longest_token: OnceCell<usize>,
+    /// When the piece after its first code point is one byte repeated, the longest walks of its
+    /// tokens (see [`LongPiece::most_bytes`]). Found on first use.
+    run_bound: OnceCell<Option<std::rc::Rc<RunBound>>>,
     /// For a piece that is one byte repeated ("-----", "aaaa"), where a slice's merge depends on
     /// its length alone: the merges the probes of this query made, keyed by length and the extra
     /// bytes after it (the probes of a run meet the same few hundred again and again). `None` for
@@ -78,6 +82,7 @@ impl LongPiece {
             ends,
             judged_pairs: RefCell::default(),
             longest_token: OnceCell::new(),
+            run_bound: OnceCell::new(),
             run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
         }
     }
@@ -91,6 +96,7 @@ impl LongPiece {
             ends: self.ends.clone(),
             judged_pairs: RefCell::default(),
             longest_token: self.longest_token.clone(),
+            run_bound: self.run_bound.clone(),
             run_merges: self.run_merges.as_ref().map(|_| RefCell::default()),
         }
     }
@@ -106,6 +112,31 @@ impl LongPiece {
             }
             tables::longest_token_within(&set)
         })
+    }
+
+    /// At least the bytes `tokens` tokens wholly inside `piece` after its first code point can
+    /// cover: `tokens` times the longest token, or, where those bytes are one byte repeated, the
+    /// longest walk of valid pairs ([`RunBound`]). The walks are worked out only where the
+    /// piece's own merge averages under 7/8 of the longest token (a run of spaces merges into
+    /// tokens as long as the longest: no walk bound is tighter there, and it costs a few hundred
+    /// merges).
+    pub(super) fn most_bytes(&self, piece: &[u8], tokens: usize) -> usize {
+        let longest = self.longest_token(piece);
+        let by_longest = tokens.saturating_mul(longest);
+        let run = self.run_bound.get_or_init(|| {
+            if self.ids.len().saturating_mul(longest) * 7 <= piece.len() * 8 {
+                return None;
+            }
+            let rest = &piece[split::char_len(piece[0])..];
+            let byte = *rest.first()?;
+            rest.iter()
+                .all(|&b| b == byte)
+                .then(|| std::rc::Rc::new(RunBound::of(byte)))
+        });
+        match run {
+            Some(run) => run.most_bytes(tokens).min(by_longest),
+            None => by_longest,
+        }
     }
 
     fn is_valid_pair(&self, left: u32, right: u32) -> bool {

@@ -10,6 +10,7 @@ mod analysis;
 mod chars;
 mod long_piece;
 mod reuse;
+mod run_bound;
 mod search;
 #[cfg(test)]
 mod tests;

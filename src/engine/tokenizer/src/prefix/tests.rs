@@ -5,6 +5,7 @@ use super::analysis::{count_joined, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end};
 use super::long_piece::LongPiece;
 use super::reuse::{self, Same};
+use super::run_bound::RunBound;
 use super::search::Tokenized;
 use crate::{bpe, count, largest_fitting_prefix, split};
 use context_meter_test_rng::Lcg;
@@ -359,14 +360,17 @@ fn prefix_search_after_a_long_piece_jump_equals_brute_force() {
     for (unit, len, budget, tail) in [
         ("L", 6000, 1000, ""),
         ("a", 8000, 700, "[…truncated: {} chars]"),
+        // Dashes merge into tokens shorter than the longest dash token: the run bound's case.
+        ("-", 3000, 30, "[…truncated: {} chars]"),
     ] {
         let text = format!("x{}", unit.repeat(len));
         let total = text.chars().count();
         let suffix = |l: usize| tail.replacen("{}", &(total - l).to_string(), 1);
         let what = format!("unit {unit:?}");
         let expected = search_equals_brute_force(&text, 0, budget, suffix, SEGMENT, &what);
+        // (Dashes average fewer bytes a token than the longest dash token: no such floor.)
         assert!(
-            expected.is_some_and(|chars| chars * 10 > len * 6),
+            expected.is_some_and(|chars| unit == "-" || chars * 10 > len * 6),
             "{expected:?}"
         );
     }
@@ -728,5 +732,31 @@ fn searches_short_of_the_end_equal_searches_up_to_the_last_code_point_but_one() 
     assert_eq!(
         Tokenized::new("").largest_fitting_prefix_short_of_end(0, 0, 5, |_| String::new()),
         None
+    );
+}
+
+/// The run bound must cover every merge of a run: the merge of `b` repeated n times is itself a
+/// walk of valid pairs over n bytes, so `most_bytes` of its token count is at least n. And it
+/// must be tighter than the longest token where merges are shorter (a run of "-").
+#[test]
+fn run_bounds_cover_every_merge_of_a_run() {
+    for byte in [b'-', b'a', b' ', b'=', b'L', b'0', b'.'] {
+        let bound = RunBound::of(byte);
+        let longest = (1..=128)
+            .filter(|&l| crate::tables::rank_of(&vec![byte; l]).is_some())
+            .max()
+            .unwrap();
+        for n in (1..600).chain([1500, 4000, 9001]) {
+            let mut ids = Vec::new();
+            bpe::merge(&vec![byte; n], &mut ids);
+            assert!(bound.most_bytes(ids.len()) >= n, "{byte} {n}");
+            assert!(bound.most_bytes(ids.len()) <= ids.len() * longest);
+        }
+    }
+    let dashes = RunBound::of(b'-');
+    assert!(
+        dashes.most_bytes(1000) < 1000 * 80,
+        "{}",
+        dashes.most_bytes(1000)
     );
 }
