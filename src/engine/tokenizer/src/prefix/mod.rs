@@ -10,6 +10,8 @@ mod analysis;
 mod chars;
 mod long_piece;
 mod reuse;
+#[cfg(test)]
+mod reuse_tests;
 mod run_bound;
 mod search;
 #[cfg(test)]
