@@ -131,7 +131,7 @@ impl LongPiece {
             let byte = *rest.first()?;
             rest.iter()
                 .all(|&b| b == byte)
-                .then(|| std::rc::Rc::new(RunBound::of(byte)))
+                .then(|| std::rc::Rc::new(RunBound::of(byte, MAX_TOKEN_BYTES)))
         });
         match run {
             Some(run) => run.most_bytes(tokens).min(by_longest),

@@ -2,7 +2,7 @@
 //! tighter bound for the long-piece jump than `k` times the longest token.
 //!
 //! In a merge result every two adjacent tokens form a valid pair (merging their bytes gives
-//! exactly that pair; see [`super::long_piece`]). Inside a run of byte `b` every token is `b`
+//! exactly that pair; see long_piece.rs). Inside a run of byte `b` every token is `b`
 //! repeated, and a pair of them is valid exactly when the merge of `b` repeated their joint length
 //! is those two tokens: so each joint length `n` admits at most one valid pair, read off one merge
 //! of `b^n`. The tokens a merge lays inside the run are therefore a walk along these pairs, and the
@@ -22,11 +22,11 @@ pub(super) struct RunBound {
 }
 
 impl RunBound {
-    /// The bound for a run of `byte`.
-    pub(super) fn of(byte: u8) -> RunBound {
+    /// The bound for a run of `byte`, where no token is longer than `max_token_bytes`.
+    pub(super) fn of(byte: u8, max_token_bytes: usize) -> RunBound {
         // Lengths l for which `byte` repeated l times is a token (every byte alone is one).
         let is_token = |l: usize| crate::tables::rank_of(&vec![byte; l]).is_some();
-        let longest = (1..=super::long_piece::MAX_TOKEN_BYTES)
+        let longest = (1..=max_token_bytes)
             .filter(|&l| is_token(l))
             .max()
             .unwrap_or(1);

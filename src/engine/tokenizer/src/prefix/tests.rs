@@ -3,7 +3,7 @@
 
 use super::analysis::{count_joined, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end};
-use super::long_piece::LongPiece;
+use super::long_piece::{LongPiece, MAX_TOKEN_BYTES};
 use super::run_bound::RunBound;
 use super::search::Tokenized;
 use crate::{bpe, count, largest_fitting_prefix, split};
@@ -509,7 +509,7 @@ fn searches_short_of_the_end_equal_searches_up_to_the_last_code_point_but_one() 
 #[test]
 fn run_bounds_cover_every_merge_of_a_run() {
     for byte in [b'-', b'a', b' ', b'=', b'L', b'0', b'.'] {
-        let bound = RunBound::of(byte);
+        let bound = RunBound::of(byte, MAX_TOKEN_BYTES);
         let longest = (1..=128)
             .filter(|&l| crate::tables::rank_of(&vec![byte; l]).is_some())
             .max()
@@ -521,7 +521,7 @@ fn run_bounds_cover_every_merge_of_a_run() {
             assert!(bound.most_bytes(ids.len()) <= ids.len() * longest);
         }
     }
-    let dashes = RunBound::of(b'-');
+    let dashes = RunBound::of(b'-', MAX_TOKEN_BYTES);
     assert!(
         dashes.most_bytes(1000) < 1000 * 80,
         "{}",
