@@ -103,14 +103,22 @@ impl LongPiece {
 
     /// Length of the longest token whose bytes all occur in `piece` (the piece this was built
     /// from) after its first code point (a run's odd first character, the space of " aaaa…",
-    /// would otherwise admit every token of its class). Found on first use.
+    /// would otherwise admit every token of its class). Found on first use: for a run of one
+    /// byte by at most [`MAX_TOKEN_BYTES`] rank lookups ([`longest_run_token`]), else by one pass
+    /// over the vocabulary.
     pub(super) fn longest_token(&self, piece: &[u8]) -> usize {
         *self.longest_token.get_or_init(|| {
             let mut set = [0u64; 4];
             for &b in &piece[split::char_len(piece[0])..] {
                 set[usize::from(b) >> 6] |= 1 << (b & 63);
             }
-            tables::longest_token_within(&set)
+            match set.iter().map(|w| w.count_ones()).sum::<u32>() {
+                1 => {
+                    let word = set.iter().position(|&w| w != 0).expect("one bit set");
+                    longest_run_token((word * 64) as u8 + set[word].trailing_zeros() as u8)
+                }
+                _ => tables::longest_token_within(&set),
+            }
         })
     }
 
@@ -187,4 +195,16 @@ impl LongPiece {
         }
         merged(0).1
     }
+}
+
+/// Length of the longest token made of `byte` alone: what [`tables::longest_token_within`] finds
+/// for the set `{byte}` (the only tokens within it are `byte` repeated, none longer than
+/// [`MAX_TOKEN_BYTES`], and `byte` alone is one), without its pass over the vocabulary, which
+/// was half of an S-4 search inside a 256 KiB run of one letter.
+pub(super) fn longest_run_token(byte: u8) -> usize {
+    let run = [byte; MAX_TOKEN_BYTES];
+    (2..=MAX_TOKEN_BYTES)
+        .rev()
+        .find(|&len| tables::rank_of(&run[..len]).is_some())
+        .unwrap_or(1)
 }

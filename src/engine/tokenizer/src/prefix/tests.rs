@@ -3,7 +3,7 @@
 
 use super::analysis::{count_joined, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end};
-use super::long_piece::{LongPiece, MAX_TOKEN_BYTES};
+use super::long_piece::{longest_run_token, LongPiece, MAX_TOKEN_BYTES};
 use super::run_bound::RunBound;
 use super::search::Tokenized;
 use crate::{bpe, count, largest_fitting_prefix, split};
@@ -527,4 +527,19 @@ fn run_bounds_cover_every_merge_of_a_run() {
         "{}",
         dashes.most_bytes(1000)
     );
+}
+
+/// The longest token within a one-byte set, found by rank lookups of the byte repeated, is what
+/// the pass over the vocabulary finds, for every byte.
+#[test]
+fn longest_run_tokens_equal_the_vocabulary_pass() {
+    let mut longer_than_one = 0;
+    for byte in 0..=255u8 {
+        let mut set = [0u64; 4];
+        set[usize::from(byte) >> 6] |= 1 << (byte & 63);
+        let expected = crate::tables::longest_token_within(&set);
+        assert_eq!(longest_run_token(byte), expected, "byte {byte}");
+        longer_than_one += usize::from(expected > 1);
+    }
+    assert!(longer_than_one > 20, "{longer_than_one}");
 }
