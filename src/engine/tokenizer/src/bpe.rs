@@ -17,7 +17,7 @@
 //! sequence whose adjacent pairs are all valid (the fact the S-4 heal rests on too), so the healed
 //! concatenation is the piece's merge result, each chunk stays in L1 and one huge word costs about
 //! as much per byte as a chunk. A long piece of mostly multi-byte code points, or one repeated
-//! byte, is not merged but searched (backtrack.rs: the longest token at each position, kept when
+//! ASCII letter, is not merged but searched (backtrack.rs: the longest token at each position, kept when
 //! its pair with the token before is valid), which the same fact makes exact.
 //!
 //! The `_cached` entry points put the caches of cache.rs in front of the tables: a piece of at most

@@ -241,11 +241,8 @@ impl Caches {
     /// it with `rank` on a miss.
     #[inline(always)]
     pub fn pair(&mut self, a: u32, b: u32, rank: impl FnOnce() -> u32) -> u32 {
-        // Ids are at most 17 bits: the key fits 34, and `key + 1` is never the empty entry 0.
-        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
-        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PAIR_SLOTS.trailing_zeros()))
-            as usize;
-        match self.pairs.get_mut(slot) {
+        let key = pair_key(a, b);
+        match self.pairs.get_mut(pair_slot(key, PAIR_SLOTS)) {
             Some(entry) if *entry >> 18 == key => (*entry & u64::from(NO_PAIR)) as u32,
             Some(entry) => {
                 let value = rank().min(NO_PAIR);
@@ -258,27 +255,35 @@ impl Caches {
 }
 
 impl Caches {
-    #[inline(always)]
-    fn valid_slot(key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - VALID_SLOTS.trailing_zeros())) as usize
-    }
-
     /// Whether tokens `a` then `b` are a valid pair (see backtrack.rs), when this cache knows.
     #[inline(always)]
     pub fn known_valid_pair(&self, a: u32, b: u32) -> Option<bool> {
-        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
-        let entry = *self.valid_pairs.get(Self::valid_slot(key))?;
+        let key = pair_key(a, b);
+        let entry = *self.valid_pairs.get(pair_slot(key, VALID_SLOTS))?;
         (entry >> 1 == key).then_some(entry & 1 == 1)
     }
 
     /// Records whether tokens `a` then `b` are a valid pair.
     #[inline(always)]
     pub fn store_valid_pair(&mut self, a: u32, b: u32, valid: bool) {
-        let key = (u64::from(a) << 17 | u64::from(b)) + 1;
-        if let Some(entry) = self.valid_pairs.get_mut(Self::valid_slot(key)) {
+        let key = pair_key(a, b);
+        if let Some(entry) = self.valid_pairs.get_mut(pair_slot(key, VALID_SLOTS)) {
             *entry = key << 1 | u64::from(valid);
         }
     }
+}
+
+/// The key of tokens `a` then `b` in the pair and pair-validity caches. Ids are at most 17 bits:
+/// the key fits 34, and `key + 1` is never the empty entry 0.
+#[inline(always)]
+fn pair_key(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 17 | u64::from(b)) + 1
+}
+
+/// The slot of pair key `key` in a cache of `slots` entries (a power of two), by Fibonacci hashing.
+#[inline(always)]
+fn pair_slot(key: u64, slots: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - slots.trailing_zeros())) as usize
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! How it stays fast: every table is precomputed by build.rs into static bytes (nothing is built at
 //! first call), no regex engine runs, pieces up to 96 bytes merge in stack arrays without looking
 //! any part up twice, and long pieces merge in O(n log n) or, when most of their bytes are
-//! multi-byte code points or one repeated byte, are searched token by token ([`backtrack`]). Small
+//! multi-byte code points or one repeated ASCII letter, are searched token by token ([`backtrack`]). Small
 //! per-thread caches ([`cache`]) answer repeated pieces, repeated pair merges and repeated pair
 //! validity checks without touching the 1.1 MB rank tables.
 //!
