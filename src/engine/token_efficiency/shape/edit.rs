@@ -220,7 +220,7 @@ impl Document<'_> {
     /// Whether the count of the submitted bytes `a..b` is cheaper read off the submitted text's
     /// tokenization than counted: a long stretch ([`READ_OFF_MIN`]), or one where a long piece
     /// starts (whose merge is the tokenizer's slowest work).
-    pub(super) fn worth_reading_off(&self, a: usize, b: usize) -> bool {
+    fn worth_reading_off(&self, a: usize, b: usize) -> bool {
         b.saturating_sub(a) >= READ_OFF_MIN
             || self
                 .submitted
@@ -378,11 +378,9 @@ impl Document<'_> {
         if to < from + KNOWN_MIN {
             return None;
         }
-        let read_off = self
-            .worth_reading_off(start + from, start + to)
-            .then(|| self.submitted_count_between(start + from, start + to))
-            .flatten();
-        let tokens = read_off.unwrap_or_else(|| tokenizer::count(&original[from..to]));
+        let tokens = self
+            .read_off_between(start + from, start + to)
+            .unwrap_or_else(|| tokenizer::count(&original[from..to]));
         self.known.push((start + from, start + to, tokens));
         Some((from - head, to - head, tokens))
     }
@@ -394,6 +392,16 @@ impl Document<'_> {
     pub(super) fn submitted_count_between(&self, a: usize, b: usize) -> Option<usize> {
         let submitted = self.submitted?;
         Some(submitted.tokens_before(b)? - submitted.tokens_before(a)?)
+    }
+
+    /// [`Self::submitted_count_between`] where reading off pays ([`Self::worth_reading_off`]),
+    /// else `None` (count the bytes instead); the same contract on the cuts.
+    pub(super) fn read_off_between(&self, a: usize, b: usize) -> Option<usize> {
+        if self.worth_reading_off(a, b) {
+            self.submitted_count_between(a, b)
+        } else {
+            None
+        }
     }
 
     /// Removes a child from its container (one receipt application), with the comma that goes with

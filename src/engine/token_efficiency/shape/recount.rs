@@ -97,10 +97,8 @@ impl Document<'_> {
         let submitted = self.text;
         // A long stretch (both ends are safe cuts: the recount widened it to them) is read off
         // the submitted text's tokenization.
-        if self.worth_reading_off(a, b) {
-            if let Some(tokens) = self.submitted_count_between(a, b) {
-                return tokens;
-            }
+        if let Some(tokens) = self.read_off_between(a, b) {
+            return tokens;
         }
         let first = self.known.partition_point(|&(start, _, _)| start < a);
         let (mut total, mut at) = (0, a);
