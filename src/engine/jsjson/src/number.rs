@@ -81,8 +81,8 @@ pub fn push_js_number(out: &mut String, x: f64) {
     }
 }
 
-/// The decimal digits of `u`.
-fn push_integer(out: &mut String, mut u: u64) {
+/// Appends the decimal digits of `u` (no formatting machinery).
+pub fn push_integer(out: &mut String, mut u: u64) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
     loop {

@@ -4,6 +4,7 @@
 
 use super::{Document, KeepPath, Kind, Node, NONE};
 use crate::engine::jsjson::lexeme::plain_run;
+use crate::engine::jsjson::number::push_integer;
 use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
 
@@ -112,20 +113,6 @@ pub(super) fn literal_prefix_bytes(content: &[u8], n: usize) -> usize {
         taken += 1;
     }
     i
-}
-
-/// `n` in decimal, written into `buffer` (without the formatting machinery).
-fn itoa_usize(mut n: usize, buffer: &mut [u8; 20]) -> &str {
-    let mut at = buffer.len();
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buffer[at..]).expect("ASCII digits")
 }
 
 /// Builds the arena by scanning the canonical text (compact `JSON.stringify` output: no
@@ -405,7 +392,7 @@ impl<'t> Document<'t> {
             }
         } else {
             path.push('[');
-            path.push_str(itoa_usize(segment.pos, &mut [0u8; 20]));
+            push_integer(path, segment.pos as u64);
             path.push(']');
         }
     }
