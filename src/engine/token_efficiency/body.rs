@@ -6,9 +6,11 @@
 //! the payload: inside a
 //! valid JSON string only escapes produce them, so the list is complete by construction, and the
 //! canonical check steps over string contents with it instead of scanning them
-//! ([`crate::engine::jsjson::fast_canonical_with`]). Asked with a depth (the pre-check, which takes
-//! no census), the same pass also follows the payload's JSON structure and says whether it is
-//! canonical already ([`crate::engine::jsjson::unescape_canonical`]), so no walk follows.
+//! ([`crate::engine::jsjson::fast_canonical_with`]). Asked with a depth, the same pass also
+//! follows the payload's JSON structure and says whether it is canonical already
+//! ([`crate::engine::jsjson::unescape_canonical`]), so no walk follows; the budget op's census of
+//! S-1..S-3 observes that pass (its second walk over the text, 0.3–0.5× a tokenization of an
+//! escape-dense payload natively, is gone).
 //!
 //! Invariants: answers only when the whole body is UTF-8 JSON of that shape and then with exactly
 //! the members the general path reads (serde_json reads every other member's value); anything
@@ -17,7 +19,8 @@
 //! here renders or keeps any part of the body.
 
 use crate::engine::jsjson::unescape::unescape;
-use crate::engine::jsjson::unescape_canonical::unescape_canonical;
+use crate::engine::jsjson::unescape_canonical::{unescape_canonical, unescape_canonical_observed};
+use crate::engine::jsjson::Observer;
 use serde_json::Value;
 
 /// A body read by the fast path.
@@ -52,6 +55,17 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
 /// `canonical_depth`, the payload's unescape also tells whether it is canonical JSON nested at
 /// most that deep ([`unescape_canonical`]: one pass instead of the unescape and a canonical walk).
 pub fn read(body: &[u8], canonical_depth: Option<usize>) -> Option<FastBody> {
+    read_observed(body, canonical_depth, None)
+}
+
+/// [`read`], the payload's one pass (with `canonical_depth`) reporting to `observer` what it
+/// meets in the payload's text (the budget op's census: it speaks of the canonical text when
+/// [`FastBody::payload_canonical`] is said).
+pub fn read_observed(
+    body: &[u8],
+    canonical_depth: Option<usize>,
+    mut observer: Option<&mut dyn Observer>,
+) -> Option<FastBody> {
     // Offsets are u32; bodies are capped far below.
     if u32::try_from(body.len()).is_err() {
         return None;
@@ -87,7 +101,12 @@ pub fn read(body: &[u8], canonical_depth: Option<usize>) -> Option<FastBody> {
             }
             let payload = match canonical_depth {
                 Some(depth) => {
-                    let literal = unescape_canonical(body, i + 1, depth)?;
+                    let literal = match observer.take() {
+                        Some(observer) => {
+                            unescape_canonical_observed(body, i + 1, depth, observer)?
+                        }
+                        None => unescape_canonical(body, i + 1, depth)?,
+                    };
                     payload_canonical = literal.canonical;
                     specials = literal.specials;
                     literal.unescaped

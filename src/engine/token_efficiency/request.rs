@@ -3,11 +3,12 @@
 //! here; no refusal carries any part of the body.
 
 use super::body;
+use super::census::Census;
 use super::ops::OpSet;
 use super::payload;
 use super::published::{BODY_CAP, MAX_TOKENS_FIGURE};
 use super::refusal::Refusal;
-use crate::engine::jsjson::{has_lone_surrogate, Value as JsValue};
+use crate::engine::jsjson::{has_lone_surrogate, Observer, Value as JsValue};
 use serde_json::Value;
 
 /// A validated request.
@@ -145,10 +146,15 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     // The common body takes the fast path (one pass over the payload, which also tells the
     // canonical check where its quotes, backslashes and control bytes are); anything else, and
     // every refusal, takes the general one.
-    // Without a census to take, the fast path's unescape also checks the payload canonical
-    // (one pass; the census needs the canonical walk's observer, so the budget op walks).
-    let canonical_depth = (!take_census).then_some(payload::MAX_DEPTH);
-    let read = fast.then(|| body::read(body, canonical_depth)).flatten();
+    // The fast path's unescape also checks the payload canonical, taking the census as it goes
+    // when asked (one pass; a payload found canonical needs no walk).
+    let mut census = take_census.then(|| Census::new(body.len()));
+    let read = fast
+        .then(|| {
+            let observer = census.as_mut().map(|c| c as &mut dyn Observer);
+            body::read_observed(body, Some(payload::MAX_DEPTH), observer)
+        })
+        .flatten();
     let (mut members, specials, payload_ascii, payload_canonical) = match read {
         Some(fast) => {
             let members = fast
@@ -224,7 +230,11 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
         payload.chars().count() as u64
     };
     let canonical = if payload_canonical {
-        payload::CanonicalForm::already(payload)
+        let untouched = census.map(|c| c.untouched_within(payload.len()));
+        payload::CanonicalForm {
+            untouched,
+            ..payload::CanonicalForm::already(payload)
+        }
     } else {
         payload::canonical_form(payload, specials.as_deref(), take_census)?
     };

@@ -13,7 +13,9 @@ pub trait Observer {
     /// A string value, decoded.
     #[inline]
     fn string(&mut self, _units: &[u16]) {}
-    /// An object member's value starts at `value[0]` (the rest of the text follows it).
+    /// An object member's value starts at `value[0]`; when it is `""`, `[]` or `{}`, `value`
+    /// starts with those two bytes. Past that, `value` may go on with the text's bytes (the
+    /// canonical walk) or its literal's (the one-pass reader, [`super::unescape_canonical`]).
     #[inline]
     fn member_value(&mut self, _value: &[u8]) {}
     /// A string value whose literal (quotes included) is `literal_len` bytes long.

@@ -18,6 +18,7 @@
 use super::keys::array_index_of;
 use super::lexeme::{hex4, number_end, plain_run, plain_run_seeing_high, special_bytes};
 use super::number::js_number;
+use super::observe::Observer;
 use super::unescape::{unescape_from, Partial, Unescaped};
 
 /// The literal's text, and whether it is canonical JSON.
@@ -35,6 +36,29 @@ pub struct PayloadLiteral {
 /// tells whether its text is canonical JSON (see the module documentation). `None` exactly when
 /// [`super::unescape::unescape`] answers `None`.
 pub fn unescape_canonical(bytes: &[u8], start: usize, max_depth: usize) -> Option<PayloadLiteral> {
+    unescape_canonical_with(bytes, start, max_depth, &mut ())
+}
+
+/// [`unescape_canonical`], reporting to `observer` what the walk meets in the text, as
+/// [`super::fast_canonical_with`] reports it of a canonical text (the token-efficiency census
+/// taken in the same pass). What it was told is the canonical text's only when the answer is
+/// `canonical`; otherwise the caller discards it (the canonical walk that follows reports anew).
+/// Instantiated here for a `dyn` observer, so the walk keeps this package's profile.
+pub fn unescape_canonical_observed(
+    bytes: &[u8],
+    start: usize,
+    max_depth: usize,
+    observer: &mut dyn Observer,
+) -> Option<PayloadLiteral> {
+    unescape_canonical_with(bytes, start, max_depth, observer)
+}
+
+fn unescape_canonical_with<O: Observer + ?Sized>(
+    bytes: &[u8],
+    start: usize,
+    max_depth: usize,
+    observer: &mut O,
+) -> Option<PayloadLiteral> {
     let mut walk = Walk {
         bytes,
         i: start,
@@ -42,6 +66,7 @@ pub fn unescape_canonical(bytes: &[u8], start: usize, max_depth: usize) -> Optio
         o: 0,
         high: 0,
         keys: Vec::new(),
+        observer,
     };
     if walk.value_then_end(max_depth).is_some() {
         walk.out.truncate(walk.o);
@@ -109,26 +134,29 @@ fn fingerprint(bytes: &[u8], from: usize, len: usize) -> u64 {
     (word & ((1u64 << kept) - 1)) | (len.min(0xff) as u64) << 56
 }
 
-/// An open container: its kind and, for an object, where its keys start in [`Walk::keys`].
+/// An open container: for an array, the observer's mark and where its current entry starts in
+/// the output; for an object, where its keys start in [`Walk::keys`].
 #[derive(Clone, Copy)]
 enum Open {
-    Array,
+    Array { mark: usize, entry_start: usize },
     Object { keys_from: usize },
 }
 
 /// The walk's state: input index `i` in the literal, the text so far `out[..o]` (always the
 /// unescaped bytes before `i`; every step either completes or leaves both untouched), the OR of
-/// the bytes copied, and the keys of the open objects (ranges of `out`, innermost last).
-struct Walk<'b> {
+/// the bytes copied, the keys of the open objects (ranges of `out`, innermost last), and who is
+/// told what the walk meets.
+struct Walk<'b, 'o, O: Observer + ?Sized> {
     bytes: &'b [u8],
     i: usize,
     out: Vec<u8>,
     o: usize,
     high: u64,
     keys: Vec<Key>,
+    observer: &'o mut O,
 }
 
-impl Walk<'_> {
+impl<O: Observer + ?Sized> Walk<'_, '_, O> {
     #[inline(always)]
     fn at(&self, k: usize) -> Option<u8> {
         self.bytes.get(self.i + k).copied()
@@ -182,12 +210,19 @@ impl Walk<'_> {
                             });
                             self.key(self.keys.len())?;
                         } else {
-                            open.push(Open::Array);
+                            open.push(Open::Array {
+                                mark: self.observer.array_start(),
+                                entry_start: self.o,
+                            });
                         }
                         continue 'value;
                     }
                 }
-                b'\\' if self.at(1) == Some(b'"') => self.string()?,
+                b'\\' if self.at(1) == Some(b'"') => {
+                    let start = self.o;
+                    self.string()?;
+                    self.observer.string_literal(self.o - start);
+                }
                 b't' => self.literal(b"true")?,
                 b'f' => self.literal(b"false")?,
                 b'n' => self.literal(b"null")?,
@@ -196,25 +231,33 @@ impl Walk<'_> {
             }
             // After a value: a comma, a close, or (at the top) the literal's end.
             loop {
-                let Some(&innermost) = open.last() else {
+                let Some(innermost) = open.last_mut() else {
                     if self.at(0) != Some(b'"') {
                         return None;
                     }
                     self.i += 1;
                     return Some(());
                 };
+                if let Open::Array { entry_start, .. } = *innermost {
+                    self.observer
+                        .array_entry(&self.out[..self.o], entry_start, self.o);
+                }
                 match (self.at(0)?, innermost) {
-                    (b',', Open::Array) => {
+                    (b',', Open::Array { entry_start, .. }) => {
                         self.copy(1);
+                        *entry_start = self.o;
                         continue 'value;
                     }
-                    (b',', Open::Object { keys_from }) => {
+                    (b',', &mut Open::Object { keys_from }) => {
                         self.copy(1);
                         self.key(keys_from)?;
                         continue 'value;
                     }
-                    (b']', Open::Array) => self.copy(1),
-                    (b'}', Open::Object { keys_from }) => {
+                    (b']', &mut Open::Array { mark, .. }) => {
+                        self.copy(1);
+                        self.observer.array_end(&self.out[..self.o], mark);
+                    }
+                    (b'}', &mut Open::Object { keys_from }) => {
                         self.keys.truncate(keys_from);
                         self.copy(1);
                     }
@@ -266,6 +309,13 @@ impl Walk<'_> {
             end: self.o as u32,
         });
         self.write(b"\":", 3);
+        // The value's first bytes as the text has them (its quotes are `\"` here).
+        let value: &[u8] = match self.bytes.get(self.i..self.i + 4) {
+            Some(b"\\\"\\\"") => b"\"\"",
+            _ if self.at_quote() => b"\"",
+            _ => self.bytes.get(self.i..).unwrap_or_default(),
+        };
+        self.observer.member_value(value);
         Some(())
     }
 
@@ -491,6 +541,70 @@ mod tests {
             found += usize::from(one.canonical);
         }
         assert!(found > 1000, "{found}");
+    }
+
+    /// Every call an observer receives, with the bytes it was shown, keeping array entries on
+    /// one stack as the token-efficiency census does (marks index it; an array's entries are
+    /// read back from the bytes shown at its end).
+    #[derive(Default)]
+    struct Recorder {
+        calls: Vec<String>,
+        entries: Vec<(usize, usize)>,
+    }
+
+    impl Observer for Recorder {
+        /// What [`Observer::member_value`] promises: the first byte, and whether the value is
+        /// an empty string, array or object.
+        fn member_value(&mut self, value: &[u8]) {
+            let empty = matches!(
+                value,
+                [b'"', b'"', ..] | [b'[', b']', ..] | [b'{', b'}', ..]
+            );
+            self.calls
+                .push(format!("value {} {empty}", value[0] as char));
+        }
+        fn string_literal(&mut self, literal_len: usize) {
+            self.calls.push(format!("string {literal_len}"));
+        }
+        fn array_start(&mut self) -> usize {
+            self.entries.len()
+        }
+        fn array_entry(&mut self, bytes: &[u8], start: usize, end: usize) {
+            let entry = String::from_utf8_lossy(&bytes[start..end]);
+            self.calls.push(format!("entry {entry}"));
+            self.entries.push((start, end));
+        }
+        fn array_end(&mut self, bytes: &[u8], mark: usize) {
+            let entries: Vec<_> = self.entries[mark..]
+                .iter()
+                .map(|&(start, end)| String::from_utf8_lossy(&bytes[start..end]))
+                .collect();
+            self.calls.push(format!("end {}", entries.join("|")));
+            self.entries.truncate(mark);
+        }
+    }
+
+    /// Where the one pass finds the text canonical, its observer was told what the canonical
+    /// walk tells one of the same text, in the same order.
+    #[test]
+    fn the_observed_pass_reports_what_the_canonical_walk_reports() {
+        let mut rng = context_meter_test_rng::Lcg(0x0b5e);
+        let mut arrays = 0;
+        for _ in 0..8000 {
+            let text = random_json(&mut rng, 5);
+            let literal = serde_json::to_string(&text).unwrap();
+            let mut one = Recorder::default();
+            let found = unescape_canonical_observed(literal.as_bytes(), 1, 1000, &mut one).unwrap();
+            if !found.canonical {
+                continue;
+            }
+            let mut walk = Recorder::default();
+            let same = fast_canonical_with(&text, Specials::Scan, 1000, &mut walk);
+            assert_eq!(same, Some(Canonical::Same), "{text}");
+            assert_eq!(one.calls, walk.calls, "{text}");
+            arrays += one.calls.iter().filter(|c| c.starts_with("end ")).count();
+        }
+        assert!(arrays > 500, "{arrays}");
     }
 
     /// A compact JSON text: mostly canonical, sometimes not (a float spelled otherwise, a repeated
