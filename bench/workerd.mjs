@@ -9,7 +9,12 @@
 //   [PORT=8851] node bench/workerd.mjs CORPUS.txt   (the bench build must be there:
 //                                        CARGO_FEATURES=bench-routes bash scripts/build.sh; the corpus is the
 //                                        tokenizer benchmark's 1 MiB mixed file, see scripts/bench.sh)
+// Before/after in one run: WORKERD_BENCH_BEFORE=ROOT also starts the worker built in another checkout
+// ROOT (its own build/ and tests/e2e/lib/worker.mjs, on PORT + 1); every round then times both builds,
+// alternating which goes first, and the last line prints the before/after ratio of the medians.
 import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { startWorker } from '../tests/e2e/lib/worker.mjs';
 
@@ -27,20 +32,27 @@ const corpus = readFileSync(process.argv[2], 'utf8');
 const mib = Buffer.byteLength(corpus) / (1 << 20);
 const options = { disallowedSpecial: new Set() };
 
-const w = await startWorker({ port: Number(process.env.PORT ?? 8851), vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+const PORT = Number(process.env.PORT ?? 8851);
+const BEFORE = process.env.WORKERD_BENCH_BEFORE;
+const w = await startWorker({ port: PORT, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+let before = null;
 try {
-  const call = async (text, repeat, attempts = 3) => {
+  if (BEFORE) {
+    const other = await import(pathToFileURL(join(resolve(BEFORE), 'tests/e2e/lib/worker.mjs')).href);
+    before = await other.startWorker({ port: PORT + 1, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' });
+  }
+  const call = async (text, repeat, attempts = 3, url = w.url) => {
     const t = performance.now();
     let r;
     try {
-      r = await fetch(`${w.url}/bench/tokenizer?repeat=${repeat}`, {
+      r = await fetch(`${url}/bench/tokenizer?repeat=${repeat}`, {
         method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text,
       });
     } catch (err) {
       // A pooled keep-alive connection workerd closed while Node timed gpt-tokenizer (EPIPE on
       // write): that attempt is not timed; retry on a fresh connection.
       if (attempts <= 1) throw err;
-      return call(text, repeat, attempts - 1);
+      return call(text, repeat, attempts - 1, url);
     }
     const body = await r.json();
     if (r.status !== 200) throw new Error(`bench route ${r.status}`);
@@ -71,11 +83,21 @@ try {
   const overhead = [];
   const worker = [];
   const node = [];
+  const beforeOverhead = [];
+  const beforeWorker = [];
+  const timeBefore = async () => {
+    beforeOverhead.push((await call(corpus, 0, 3, before.url)).ms);
+    const r = await call(corpus, repeat, 3, before.url);
+    if (r.body.tokens !== expected) throw new Error('the before build counts differently');
+    beforeWorker.push(r.ms);
+  };
   for (let i = 0; i < ROUNDS; i++) {
+    if (before && i % 2 === 0) await timeBefore();
     overhead.push((await call(corpus, 0)).ms);
     const r = await call(corpus, repeat);
     if (r.body.tokens !== expected) throw new Error('count differs under repeat');
     worker.push(r.ms);
+    if (before && i % 2 === 1) await timeBefore();
     t = performance.now();
     for (let k = 0; k < repeat; k++) encode(corpus, options);
     node.push((performance.now() - t) / repeat);
@@ -95,6 +117,14 @@ try {
   if (share >= OVERHEAD_SHARE) console.log(`WARNING: overhead ${(share * 100).toFixed(1)}% is over ${OVERHEAD_SHARE * 100}%`);
   console.log(`ratio workerd vs gpt-tokenizer warm: ${(median(node) / gross).toFixed(2)}x incl. overhead, ` +
     `${(median(node) / net).toFixed(2)}x net; vs first pass ${(nodeFirst / gross).toFixed(2)}x`);
+  if (before) {
+    const beforeGross = median(beforeWorker) / repeat;
+    const beforeNet = (median(beforeWorker) - median(beforeOverhead)) / repeat;
+    console.log(`before (${BEFORE}): ${beforeGross.toFixed(1)} ms per pass (${rate(beforeGross)} MiB/s incl. overhead), ` +
+      `net ${beforeNet.toFixed(1)} ms (${rate(beforeNet)} MiB/s); after/before speed ${(beforeGross / gross).toFixed(3)}x ` +
+      `incl. overhead, ${(beforeNet / net).toFixed(3)}x net; before vs gpt-tokenizer warm ${(median(node) / beforeGross).toFixed(2)}x`);
+  }
 } finally {
   await w.stop();
+  if (before) await before.stop();
 }

@@ -122,6 +122,13 @@ fn main() {
     writeln!(rs, "pub const CLASS_NUMBER: u8 = {CLASS_NUMBER};").unwrap();
     writeln!(rs, "pub const CLASS_SPACE: u8 = {CLASS_SPACE};").unwrap();
     writeln!(rs, "pub const CLASS_NEWLINE: u8 = {CLASS_NEWLINE};").unwrap();
+    // The class table's row of 256 letters (blocks such as CJK ideographs or Hangul point to it),
+    // u16::MAX when there is none: the pre-tokenizer's letter runs skip the table read there.
+    let letter_row = table
+        .chunks(256)
+        .position(|row| row.iter().all(|&c| c == CLASS_LETTER))
+        .map_or(u16::MAX, |row| u16::try_from(row).expect("row index"));
+    writeln!(rs, "pub const CLASS_LETTER_ROW: u16 = {letter_row};").unwrap();
     for (name, file) in [
         ("TOKEN_BYTES", "cl100k_token_bytes.bin"),
         ("TOKEN_SPANS", "cl100k_token_spans.bin"),

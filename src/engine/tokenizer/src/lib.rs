@@ -81,12 +81,14 @@ pub fn count(text: &str) -> usize {
 }
 
 /// Pieces the pre-tokenizer runs ahead of the merge (see [`for_each_piece`]).
+#[cfg(target_arch = "x86_64")]
 const AHEAD: usize = 4;
 
 /// Calls `f` on every piece of `text` in order with its piece-cache slot, the pre-tokenizer
 /// running [`AHEAD`] pieces ahead so that each piece's cache slot is fetched while the pieces
 /// before it are merged (a piece cache lookup that waits for memory was the largest single cost
 /// of a count). The slot is computed once, at the prefetch, and handed to the lookup.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn for_each_piece(
     text: &str,
@@ -113,6 +115,24 @@ fn for_each_piece(
         }
         f(&bytes[piece], slot, caches);
         head = (head + 1) % AHEAD;
+    }
+}
+
+/// Calls `f` on every piece of `text` in order with its piece-cache slot. Off x86_64 (in wasm,
+/// where the worker runs) there is no prefetch instruction to issue, so the pieces are not run
+/// ahead through a ring: each piece's slot is computed just before its lookup.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn for_each_piece(
+    text: &str,
+    caches: &mut cache::Caches,
+    mut f: impl FnMut(&[u8], cache::PieceSlot, &mut cache::Caches),
+) {
+    let bytes = text.as_bytes();
+    for piece in split::pieces(text) {
+        let piece = &bytes[piece];
+        let slot = caches.prefetch_piece(piece);
+        f(piece, slot, caches);
     }
 }
 

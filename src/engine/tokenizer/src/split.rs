@@ -11,7 +11,9 @@
 //! text. `\s` is JavaScript's (it includes U+FEFF and excludes U+0085); `\p{L}`, `\p{N}` come from
 //! the V8 table build.rs compiled. No regex engine runs: each alternative is a direct scan.
 
-use super::tables::{class_of, CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER};
+use super::tables::{
+    block_is_letters, class_of, CLASS_LETTER, CLASS_NEWLINE, CLASS_NUMBER, CLASS_OTHER,
+};
 
 /// Decodes the code point starting at byte `at` of valid UTF-8 `bytes`: (code point, byte length).
 #[inline(always)]
@@ -71,7 +73,8 @@ fn non_ascii_letters(w: u64) -> u64 {
 }
 
 /// End of the run of letters starting at `at`: eight ASCII letters at a time while the text has
-/// them, then code point by code point.
+/// them, three-byte code points of blocks that are all letters (CJK ideographs, Hangul) without
+/// decoding them, anything else code point by code point.
 #[inline(always)]
 fn letters_end(bytes: &[u8], mut at: usize) -> usize {
     while let Some(word) = bytes.get(at..at + 8) {
@@ -82,7 +85,25 @@ fn letters_end(bytes: &[u8], mut at: usize) -> usize {
         }
         at += 8;
     }
-    run_end(bytes, at, CLASS_LETTER)
+    while at < bytes.len() {
+        let lead = bytes[at];
+        // A three-byte code point's block (`cp >> 8`) is its lead byte's low four bits and the
+        // second byte's bits 2..6 (valid UTF-8: the continuation bytes are there).
+        if lead & 0xF0 == 0xE0
+            && block_is_letters(
+                usize::from(lead & 0x0F) << 4 | usize::from(bytes[at + 1] >> 2 & 0x0F),
+            )
+        {
+            at += 3;
+            continue;
+        }
+        let (c, len) = class_at(bytes, at);
+        if c != CLASS_LETTER {
+            break;
+        }
+        at += len;
+    }
+    at
 }
 
 /// End of the run of code points of class `class` starting at `at`.
@@ -390,6 +411,37 @@ mod tests {
         assert_eq!(
             split("ABCxyzQRSTuvwxyzé中 end"),
             ["ABCxyzQRSTuvwxyzé中", " end"]
+        );
+    }
+
+    #[test]
+    fn letter_blocks_hold_only_letters_and_are_read_off_the_first_two_bytes() {
+        let mut letter_blocks = 0;
+        for cp in 0x800u32..0x10000 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let mut utf8 = [0u8; 4];
+            let bytes = c.encode_utf8(&mut utf8).as_bytes();
+            let block = usize::from(bytes[0] & 0x0F) << 4 | usize::from(bytes[1] >> 2 & 0x0F);
+            assert_eq!(block, (cp >> 8) as usize, "{cp:x}");
+            if block_is_letters(block) {
+                assert_eq!(class_of(cp), CLASS_LETTER, "{cp:x}");
+                letter_blocks += usize::from(cp & 0xFF == 0);
+            }
+        }
+        // CJK ideographs 4E00-9FFF and most of Hangul at least.
+        assert!(letter_blocks > 80, "{letter_blocks}");
+        assert!(block_is_letters(0x4E) && !block_is_letters(0x30));
+        assert_eq!(
+            split("中文字符和日本語のテキスト。한국어도 있습니다.中x中!"),
+            [
+                "中文字符和日本語のテキスト",
+                "。한국어도",
+                " 있습니다",
+                ".中x中",
+                "!"
+            ]
         );
     }
 

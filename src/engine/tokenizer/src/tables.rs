@@ -151,6 +151,14 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Whether every code point of the 256-code-point block `block` (`cp >> 8`, `cp < 0x10000`) is a
+/// letter, read from the block's row index alone (CJK ideographs, most of Hangul).
+#[inline(always)]
+pub fn block_is_letters(block: usize) -> bool {
+    u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]])
+        == generated::CLASS_LETTER_ROW
+}
+
 /// The pre-tokenizer class of code point `cp` under V8's `\p{L}`, `\p{N}`, `\s` (CR and LF are
 /// `CLASS_NEWLINE`, other `\s` members `CLASS_SPACE`).
 #[inline(always)]
