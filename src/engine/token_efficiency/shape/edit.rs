@@ -133,6 +133,7 @@ impl Document<'_> {
     }
 
     pub(super) fn kill_atom(&mut self, atom: usize) {
+        self.changed.push(atom);
         self.live[atom] = false;
         self.left[atom + 1] = atom;
         self.right[atom] = atom + 1;
@@ -309,6 +310,7 @@ impl Document<'_> {
                 self.rewritten = vec![false; self.atom_start.len()];
             }
             self.rewritten[first] = true;
+            self.changed.push(first);
             self.replaced.insert(first, text);
         }
         let removed_tokens = match (read, middle) {
@@ -431,14 +433,29 @@ impl Document<'_> {
         self.nodes[parent].live_children -= 1;
         self.apply((op, path, index), first, last, None);
     }
-    /// The live text (when anything was edited).
+
+    /// The atoms edits killed or rewrote, in document order, each once. The atoms tile the
+    /// submitted text (the builder checks it), so the bytes between two of them are unchanged.
+    pub(super) fn changed_atoms(&self) -> Vec<usize> {
+        let mut changed = self.changed.clone();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
+    /// The live text (when anything was edited): the submitted text's bytes between the changed
+    /// atoms copied in whole stretches, and each changed atom's live text (none when killed).
     pub(super) fn live_text(&self) -> String {
         let mut text = String::with_capacity(self.text.len());
-        for atom in 0..self.atom_start.len() {
+        let mut at = 0;
+        for atom in self.changed_atoms() {
+            text.push_str(&self.text[at..self.atom_start[atom]]);
             if self.is_live_atom(atom) {
                 text.push_str(self.atom_text(atom));
             }
+            at = self.atom_end[atom];
         }
+        text.push_str(&self.text[at..]);
         text
     }
 }
