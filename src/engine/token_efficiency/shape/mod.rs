@@ -94,6 +94,8 @@ struct Document<'t> {
     /// text and its stretches are written from these alone, the atoms between them being the
     /// submitted text's bytes ([`Document::changed_atoms`]).
     changed: Vec<usize>,
+    /// The windows' buffer, kept between edits ([`Document::apply`]).
+    window: String,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
     left: Vec<usize>,
     right: Vec<usize>,

@@ -321,6 +321,7 @@ impl<'t> Document<'t> {
             submitted: None,
             live: Vec::new(),
             changed: Vec::new(),
+            window: String::new(),
             left: Vec::new(),
             right: Vec::new(),
             nodes: Vec::with_capacity(canonical.len() / 16 + 8),
