@@ -8,6 +8,7 @@ use crate::engine::token_efficiency::ops::Op;
 use crate::engine::token_efficiency::receipt::ReceiptEntry;
 use crate::engine::tokenizer;
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// How far a scan for a safe cut inside a rewritten atom goes before it gives up.
 const CUT_SCAN: usize = 256;
@@ -206,12 +207,19 @@ impl Document<'_> {
 
     /// `count(window)` read off the submitted text's tokenization, when the window is long
     /// ([`READ_OFF_MIN`]) and is the submitted text's bytes `a..b` between two cuts safe in it (all
-    /// three checked here: a count is a function of the bytes alone).
-    fn read_off(&self, window: &str, a: usize, b: usize) -> Option<usize> {
+    /// three checked here: a count is a function of the bytes alone). `copied` is a range of the
+    /// window that was copied from the submitted bytes at `a + copied.start` (empty when none): it
+    /// holds them by construction, so only the rest is compared.
+    fn read_off(&self, window: &str, a: usize, b: usize, copied: Range<usize>) -> Option<usize> {
         let submitted = self.text;
+        let bytes = submitted.as_bytes();
+        let (w, c) = (window.as_bytes(), copied);
         let holds = self.worth_reading_off(a, b)
             && b.checked_sub(a) == Some(window.len())
-            && submitted.get(a..b) == Some(window)
+            && c.start <= c.end
+            && c.end <= w.len()
+            && bytes.get(a..a + c.start) == Some(&w[..c.start])
+            && bytes.get(a + c.end..b) == Some(&w[c.end..])
             && safe_cut(submitted, a)
             && safe_cut(submitted, b);
         if holds {
@@ -270,6 +278,8 @@ impl Document<'_> {
         let mut window = std::mem::take(&mut self.window);
         window.clear();
         let kept_head = replacement.as_ref().map_or(0, |(head, _)| *head);
+        // The part of the window copied from the submitted bytes where the window claims them.
+        let mut copied = 0..0;
         let (from, left_len) = match &replacement {
             Some((head, _)) => {
                 // The atom's text before the rewrite: the submitted bytes unless rewritten before.
@@ -283,6 +293,10 @@ impl Document<'_> {
                 let from = self.push_left_context(first, &old[..*head], &mut window);
                 let left_len = window.len();
                 window.push_str(&old[*head..]);
+                let at = self.atom_start[first] + head;
+                if matches!(old, Cow::Borrowed(_)) && from + left_len == at {
+                    copied = left_len..window.len();
+                }
                 (from, left_len)
             }
             None => {
@@ -298,7 +312,7 @@ impl Document<'_> {
         // ([`Self::read_off`]); where a rewrite's middle was counted once
         // ([`Self::count_rewritten_middle`]), the window before is counted in three parts cut at
         // safe cuts.
-        let read = self.read_off(&window, from, to);
+        let read = self.read_off(&window, from, to, copied);
         let middle = match (kept_head, read) {
             (head, None) if replacement.is_some() => self.count_rewritten_middle(first, head),
             _ => None,
