@@ -7,6 +7,8 @@ use super::{Document, NONE};
 use crate::engine::token_efficiency::ops::Op;
 use crate::engine::token_efficiency::receipt::ReceiptEntry;
 use crate::engine::tokenizer;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// How far a scan for a safe cut inside a rewritten atom goes before it gives up.
 const CUT_SCAN: usize = 256;
@@ -133,22 +135,24 @@ impl Document<'_> {
     }
 
     pub(super) fn kill_atom(&mut self, atom: usize) {
+        self.changed.push(atom);
         self.live[atom] = false;
         self.left[atom + 1] = atom;
         self.right[atom] = atom + 1;
     }
 
-    /// Live text before an edit that starts `head` bytes into atom `first` (`head` is the atom's
-    /// unchanged beginning), back to the nearest safe cut (or the start of the text), and the byte
-    /// of the submitted text where the atom it starts in would put it (a claim [`Self::read_off`]
-    /// checks byte for byte before it relies on it). The atoms it reaches are noted and their text
-    /// copied once, at the end.
-    pub(super) fn left_context(&mut self, first: usize, head: &str) -> (String, usize) {
+    /// Appends to `out` the live text before an edit that starts `head` bytes into atom `first`
+    /// (`head` is the atom's unchanged beginning), back to the nearest safe cut (or the start of
+    /// the text), and returns the byte of the submitted text where the atom it starts in would put
+    /// it (a claim [`Self::read_off`] checks byte for byte before it relies on it). The walk back
+    /// finds where the context starts; the text is then copied forwards, straight into `out`.
+    fn push_left_context(&mut self, first: usize, head: &str, out: &mut String) -> usize {
         let mut after = None;
         if let Some(cut) = last_safe_cut(head, &mut after) {
-            return (head[cut..].to_owned(), self.atom_start[first] + cut);
+            out.push_str(&head[cut..]);
+            return self.atom_start[first] + cut;
         }
-        let mut reached: Vec<(usize, usize)> = Vec::new();
+        let mut start: Option<(usize, usize)> = None;
         let mut cursor = if first == 0 {
             None
         } else {
@@ -156,58 +160,66 @@ impl Document<'_> {
         };
         while let Some(atom) = cursor {
             if let Some(cut) = last_safe_cut(self.atom_text(atom), &mut after) {
-                reached.push((atom, cut));
+                start = Some((atom, cut));
                 break;
             }
-            reached.push((atom, 0));
+            start = Some((atom, 0));
             cursor = if atom == 0 {
                 None
             } else {
                 self.live_at_or_before(atom - 1)
             };
         }
-        let mut context = String::new();
-        for &(atom, from) in reached.iter().rev() {
-            context.push_str(&self.atom_text(atom)[from..]);
-        }
-        context.push_str(head);
-        let start = match reached.last() {
-            Some(&(atom, from)) => self.atom_start[atom] + from,
-            None => self.atom_start[first],
+        let Some((atom, cut)) = start else {
+            out.push_str(head);
+            return self.atom_start[first];
         };
-        (context, start)
+        out.push_str(&self.atom_text(atom)[cut..]);
+        let mut cursor = self.live_at_or_after(atom + 1);
+        while let Some(live) = cursor.filter(|&live| live < first) {
+            out.push_str(self.atom_text(live));
+            cursor = self.live_at_or_after(live + 1);
+        }
+        out.push_str(head);
+        self.atom_start[atom] + cut
     }
 
-    /// Live text after atom `last`, up to the nearest safe cut (or the end of the text), and the
-    /// byte of the submitted text where the atom it ends in would end it (a claim, as
-    /// [`Self::left_context`]'s).
-    pub(super) fn right_context(&mut self, last: usize) -> (String, usize) {
-        let mut collected = String::new();
+    /// Appends to `out` the live text after atom `last`, up to the nearest safe cut (or the end
+    /// of the text), and returns the byte of the submitted text where the atom it ends in would
+    /// end it (a claim, as [`Self::push_left_context`]'s).
+    fn push_right_context(&mut self, last: usize, out: &mut String) -> usize {
         let mut previous: Option<char> = None;
         let mut end = self.atom_end[last];
         let mut cursor = self.live_at_or_after(last + 1);
         while let Some(atom) = cursor {
             let text = self.atom_text(atom);
             if let Some(cut) = first_safe_cut(text, &mut previous) {
-                collected.push_str(&text[..cut]);
+                out.push_str(&text[..cut]);
                 end = self.atom_start[atom] + cut;
                 break;
             }
-            collected.push_str(text);
+            out.push_str(text);
             end = self.atom_end[atom];
             cursor = self.live_at_or_after(atom + 1);
         }
-        (collected, end)
+        end
     }
 
     /// `count(window)` read off the submitted text's tokenization, when the window is long
     /// ([`READ_OFF_MIN`]) and is the submitted text's bytes `a..b` between two cuts safe in it (all
-    /// three checked here: a count is a function of the bytes alone).
-    fn read_off(&self, window: &str, a: usize, b: usize) -> Option<usize> {
+    /// three checked here: a count is a function of the bytes alone). `copied` is a range of the
+    /// window that was copied from the submitted bytes at `a + copied.start` (empty when none): it
+    /// holds them by construction, so only the rest is compared.
+    fn read_off(&self, window: &str, a: usize, b: usize, copied: Range<usize>) -> Option<usize> {
         let submitted = self.text;
+        let bytes = submitted.as_bytes();
+        let (w, c) = (window.as_bytes(), copied);
         let holds = self.worth_reading_off(a, b)
             && b.checked_sub(a) == Some(window.len())
-            && submitted.get(a..b) == Some(window)
+            && c.start <= c.end
+            && c.end <= w.len()
+            && bytes.get(a..a + c.start) == Some(&w[..c.start])
+            && bytes.get(a + c.end..b) == Some(&w[c.end..])
             && safe_cut(submitted, a)
             && safe_cut(submitted, b);
         if holds {
@@ -239,16 +251,14 @@ impl Document<'_> {
         joined.checked_sub(submitted.tokens_before(a)?)
     }
 
-    /// Kills every live atom in `first..=last`, returning their text.
-    pub(super) fn kill_range(&mut self, first: usize, last: usize) -> String {
-        let mut removed = String::new();
+    /// Kills every live atom in `first..=last`, appending their text to `out`.
+    fn push_killed(&mut self, first: usize, last: usize, out: &mut String) {
         let mut cursor = self.live_at_or_after(first);
         while let Some(atom) = cursor.filter(|&a| a <= last) {
-            removed.push_str(self.atom_text(atom));
+            out.push_str(self.atom_text(atom));
             self.kill_atom(atom);
             cursor = self.live_at_or_after(atom + 1);
         }
-        removed
     }
 
     /// Applies one edit of the live text and records its receipt entry: either the live atoms
@@ -263,86 +273,89 @@ impl Document<'_> {
     ) {
         let (op, path, index) = entry;
         self.track_liveness();
-        // A rewrite's new text is recorded after the window before it is counted.
-        let (left, from, removed, inserted, rewrite) = match replacement {
-            Some((head, text)) => {
-                let old = self.atom_text(first).to_owned();
-                let (left, from) = self.left_context(first, &old[..head]);
-                let inserted = text[head..].to_owned();
-                (
-                    left,
-                    from,
-                    old[head..].to_owned(),
-                    inserted,
-                    Some((head, text)),
-                )
+        // One buffer, kept between edits, for both windows: the context around what is removed
+        // (`left | removed | right`), then, with the middle swapped, around what is inserted.
+        let mut window = std::mem::take(&mut self.window);
+        window.clear();
+        let kept_head = replacement.as_ref().map_or(0, |(head, _)| *head);
+        // The part of the window copied from the submitted bytes where the window claims them.
+        let mut copied = 0..0;
+        let (from, left_len) = match &replacement {
+            Some((head, _)) => {
+                // The atom's text before the rewrite: the submitted bytes unless rewritten before.
+                let text: &str = self.text;
+                let old = match self.rewrite_of(first) {
+                    Some(rewritten) => Cow::Owned(rewritten.clone()),
+                    None => Cow::Borrowed(&text[self.atom_start[first]..self.atom_end[first]]),
+                };
+                // Room for the contexts too: a long literal's window is not grown by copies.
+                window.reserve(old.len() - head + 512);
+                let from = self.push_left_context(first, &old[..*head], &mut window);
+                let left_len = window.len();
+                window.push_str(&old[*head..]);
+                let at = self.atom_start[first] + head;
+                if matches!(old, Cow::Borrowed(_)) && from + left_len == at {
+                    copied = left_len..window.len();
+                }
+                (from, left_len)
             }
             None => {
-                let (left, from) = self.left_context(first, "");
-                (
-                    left,
-                    from,
-                    self.kill_range(first, last),
-                    String::new(),
-                    None,
-                )
+                let from = self.push_left_context(first, "", &mut window);
+                let left_len = window.len();
+                self.push_killed(first, last, &mut window);
+                (from, left_len)
             }
         };
-        let (right, to) = self.right_context(last);
-        // One buffer for both windows: the context around what was removed, then around what
-        // was inserted. A long window that is still the submitted text's bytes is read off its
-        // tokenization ([`Self::read_off`]); where a rewrite's middle was counted once
+        let removed_end = window.len();
+        let to = self.push_right_context(last, &mut window);
+        // A long window that is still the submitted text's bytes is read off its tokenization
+        // ([`Self::read_off`]); where a rewrite's middle was counted once
         // ([`Self::count_rewritten_middle`]), the window before is counted in three parts cut at
         // safe cuts.
-        let mut window = String::with_capacity(left.len() + removed.len() + right.len() + 64);
-        window.push_str(&left);
-        window.push_str(&removed);
-        window.push_str(&right);
-        let read = self.read_off(&window, from, to);
-        let kept_head = rewrite.as_ref().map_or(0, |(head, _)| *head);
-        let middle = match (&rewrite, read) {
-            (Some((head, _)), None) => self.count_rewritten_middle(first, *head),
+        let read = self.read_off(&window, from, to, copied);
+        let middle = match (kept_head, read) {
+            (head, None) if replacement.is_some() => self.count_rewritten_middle(first, head),
             _ => None,
         };
-        if let Some((_, text)) = rewrite {
-            if self.rewritten.is_empty() {
-                self.rewritten = vec![false; self.atom_start.len()];
-            }
-            self.rewritten[first] = true;
-            self.replaced.insert(first, text);
-        }
         let removed_tokens = match (read, middle) {
             (Some(tokens), _) => tokens,
             (None, Some((from, to, tokens))) => {
-                window.clear();
-                window.push_str(&left);
-                window.push_str(&removed[..from]);
-                let before = tokenizer::count(&window);
-                window.clear();
-                window.push_str(&removed[to..]);
-                window.push_str(&right);
-                before + tokens + tokenizer::count(&window)
+                tokenizer::count(&window[..left_len + from])
+                    + tokens
+                    + tokenizer::count(&window[left_len + to..])
             }
             (None, None) => tokenizer::count(&window),
         };
-        window.clear();
-        window.push_str(&left);
-        window.push_str(&inserted);
-        window.push_str(&right);
+        let removed_chars = window[left_len..removed_end].chars().count() as u64;
+        let inserted = replacement
+            .as_ref()
+            .map_or("", |(head, text)| &text[*head..]);
+        let inserted_chars = inserted.chars().count() as u64;
+        window.replace_range(left_len..removed_end, inserted);
         // A rewrite keeps the atom's head: where a long piece starts in the submitted bytes the
         // left context holds, the window is counted as the submitted text up to the head's end
         // joined with the rest, healed from that piece's kept merge.
         let kept_to = self.atom_start[first] + kept_head;
-        let from_submitted = (kept_head > 0 && self.text.get(from..kept_to) == Some(left.as_str()))
-            .then(|| self.count_from_submitted(from, kept_to, &window[left.len()..]))
-            .flatten();
+        let from_submitted = (kept_head > 0
+            && self.text.get(from..kept_to) == Some(&window[..left_len]))
+        .then(|| self.count_from_submitted(from, kept_to, &window[left_len..]))
+        .flatten();
         let inserted_tokens = from_submitted.unwrap_or_else(|| tokenizer::count(&window));
+        self.window = window;
+        // The rewrite's new text is recorded once the window before it is counted.
+        if let Some((_, text)) = replacement {
+            if self.rewritten.is_empty() {
+                self.rewritten = vec![false; self.atom_start.len()];
+            }
+            self.rewritten[first] = true;
+            self.changed.push(first);
+            self.replaced.insert(first, text);
+        }
         let tokens_before = self.tokens;
         let chars_before = self.chars;
         let tokens_after =
             (tokens_before + inserted_tokens as u64).saturating_sub(removed_tokens as u64);
-        let chars_after =
-            chars_before + inserted.chars().count() as u64 - removed.chars().count() as u64;
+        let chars_after = chars_before + inserted_chars - removed_chars;
         self.tokens = tokens_after;
         self.chars = chars_after;
         self.receipt.push(ReceiptEntry {
@@ -431,14 +444,29 @@ impl Document<'_> {
         self.nodes[parent].live_children -= 1;
         self.apply((op, path, index), first, last, None);
     }
-    /// The live text (when anything was edited).
+
+    /// The atoms edits killed or rewrote, in document order, each once. The atoms tile the
+    /// submitted text (the builder checks it), so the bytes between two of them are unchanged.
+    pub(super) fn changed_atoms(&self) -> Vec<usize> {
+        let mut changed = self.changed.clone();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
+    /// The live text (when anything was edited): the submitted text's bytes between the changed
+    /// atoms copied in whole stretches, and each changed atom's live text (none when killed).
     pub(super) fn live_text(&self) -> String {
         let mut text = String::with_capacity(self.text.len());
-        for atom in 0..self.atom_start.len() {
+        let mut at = 0;
+        for atom in self.changed_atoms() {
+            text.push_str(&self.text[at..self.atom_start[atom]]);
             if self.is_live_atom(atom) {
                 text.push_str(self.atom_text(atom));
             }
+            at = self.atom_end[atom];
         }
+        text.push_str(&self.text[at..]);
         text
     }
 }

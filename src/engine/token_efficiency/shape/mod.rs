@@ -90,6 +90,12 @@ struct Document<'t> {
     submitted: Option<&'t Tokenized<'t>>,
     /// Per atom, whether it is in the live text; empty until the first edit (all live).
     live: Vec<bool>,
+    /// Every atom killed or rewritten, in the order of the edits (an atom may repeat): the live
+    /// text and its stretches are written from these alone, the atoms between them being the
+    /// submitted text's bytes ([`Document::changed_atoms`]).
+    changed: Vec<usize>,
+    /// The windows' buffer, kept between edits ([`Document::apply`]).
+    window: String,
     /// Union-find links to the nearest live atom at or before / at or after an index (offset by 1).
     left: Vec<usize>,
     right: Vec<usize>,
@@ -234,7 +240,10 @@ pub fn shape(
         let count = retokenized
             .as_ref()
             .map_or(recounted, |full| Some(full.count() as u64));
-        if count != Some(tokens_now) || edited.chars().count() as u64 != chars_now {
+        // Its characters too: when S-4 follows (its marker states them); else the edited text is
+        // the shaped one, whose characters `reconcile` counts against the same figure.
+        let chars_differ = tokens_now > budget && edited.chars().count() as u64 != chars_now;
+        if count != Some(tokens_now) || chars_differ {
             return Err(Unreconciled);
         }
     }
@@ -262,13 +271,18 @@ pub fn shape(
                 .map(|&(a, b)| tokenizer::count(slice_chars(text, a, b)) as u64)
                 .sum();
             let protected_chars = spans.iter().map(|&(a, b)| (b - a) as u64).sum();
+            // The floor's count is read off the text's tokenization (which is of `text`: the
+            // search ran over it), re-tokenizing only from the last piece boundary before it.
             let floor_text = slice_chars(text, 0, floor);
+            let floor_tokens = current
+                .count_with_suffix(floor_text.len(), "")
+                .unwrap_or_else(|| tokenizer::count(floor_text));
             return Ok(unchanged(Some(Exhaustion {
                 protected_fields: spans.len() as u64,
                 protected_tokens,
                 protected_chars,
                 floor_chars: floor as u64,
-                floor_tokens: tokenizer::count(floor_text) as u64,
+                floor_tokens: floor_tokens as u64,
             })));
         };
         let marker = marker(total - fit.chars, "S-4");

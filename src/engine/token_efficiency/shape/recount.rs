@@ -51,15 +51,14 @@ struct Stretch {
 
 impl Document<'_> {
     /// The stretches of the submitted text whose atoms were removed or rewritten, in order, with
-    /// where each lands in `edited`; `None` if the atoms do not tile both texts.
+    /// where each lands in `edited`; `None` if they do not line up with `edited`.
     fn changed_stretches(&self, edited: &str) -> Option<Vec<Stretch>> {
         let mut stretches: Vec<Stretch> = Vec::new();
         let (mut t, mut e) = (0usize, 0usize);
-        for atom in 0..self.atom_start.len() {
+        for atom in self.changed_atoms() {
             let (start, end) = (self.atom_start[atom], self.atom_end[atom]);
-            if start != t {
-                return None;
-            }
+            // The unchanged atoms before it: the same bytes in both texts.
+            e += start.checked_sub(t)?;
             let live = self.is_live_atom(atom);
             let written = if live { self.atom_text(atom) } else { "" };
             // A rewritten atom changed only from where it first differs from its original (S-3
@@ -85,7 +84,8 @@ impl Document<'_> {
             t = end;
             e += written.len();
         }
-        (t == self.text.len() && e == edited.len()).then_some(stretches)
+        e += self.text.len().checked_sub(t)?;
+        (e == edited.len()).then_some(stretches)
     }
 
     /// `count(submitted[a..b])`, where the middles of rewritten atoms S-3's windows already counted

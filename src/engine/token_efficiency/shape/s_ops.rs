@@ -6,6 +6,16 @@ use super::{Document, Kind, NONE};
 use crate::engine::token_efficiency::census::fingerprint;
 use crate::engine::token_efficiency::ops::{marker, Op, S3_CAP_CHARS};
 
+/// A fingerprint of a text's first and last 16 bytes (of the whole text when it is at most 32
+/// bytes): equal texts give equal ones, at a cost that does not grow with the text.
+fn ends_fingerprint(text: &[u8]) -> u64 {
+    const ENDS: usize = 16;
+    if text.len() <= 2 * ENDS {
+        return fingerprint(text);
+    }
+    fingerprint(&text[..ENDS]) ^ fingerprint(&text[text.len() - ENDS..]).rotate_left(32)
+}
+
 impl Document<'_> {
     /// S-1: pre-order; an array is deduplicated before its surviving entries are visited. Entries
     /// are compared by their original text, which is their current text: nothing inside an array is
@@ -35,16 +45,18 @@ impl Document<'_> {
         }
     }
 
-    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length,
-    /// fingerprint, index) first — integers only — and only runs with equal length and fingerprint
-    /// are compared byte by byte, sorted by (text, index): each run of equal texts keeps its first
-    /// entry. (Equal texts have equal keys, so a fingerprint collision costs time, never exactness.)
+    /// Which entries repeat the text of an earlier entry. Entries are sorted by (length, a
+    /// fingerprint of their ends, index) first — integers only, and the ends are at most 32 bytes
+    /// of each entry —, then within runs with equal keys by (fingerprint of the whole text, index),
+    /// and only runs equal on that too are compared byte by byte, sorted by (text, index): each run
+    /// of equal texts keeps its first entry. (Equal texts have equal keys, so a collision costs
+    /// time, never exactness; most entries differ in length or ends and are never hashed whole.)
     pub(super) fn duplicates(&self, children: &[usize]) -> Vec<bool> {
         let text_of = |i: usize| self.original_value_text(children[i]);
         let mut order: Vec<(usize, u64, usize)> = (0..children.len())
             .map(|i| {
                 let text = text_of(i);
-                (text.len(), fingerprint(text), i)
+                (text.len(), ends_fingerprint(text), i)
             })
             .collect();
         order.sort_unstable();
@@ -53,11 +65,20 @@ impl Document<'_> {
             if run.len() < 2 {
                 continue;
             }
-            run.sort_unstable_by(|&(_, _, a), &(_, _, b)| {
-                text_of(a).cmp(text_of(b)).then(a.cmp(&b))
-            });
-            for pair in run.windows(2) {
-                duplicate[pair[1].2] = text_of(pair[0].2) == text_of(pair[1].2);
+            for entry in run.iter_mut() {
+                entry.1 = fingerprint(text_of(entry.2));
+            }
+            run.sort_unstable();
+            for same in run.chunk_by_mut(|a, b| a.1 == b.1) {
+                if same.len() < 2 {
+                    continue;
+                }
+                same.sort_unstable_by(|&(_, _, a), &(_, _, b)| {
+                    text_of(a).cmp(text_of(b)).then(a.cmp(&b))
+                });
+                for pair in same.windows(2) {
+                    duplicate[pair[1].2] = text_of(pair[0].2) == text_of(pair[1].2);
+                }
             }
         }
         duplicate

@@ -17,27 +17,37 @@ impl Document<'_> {
     /// it) holds unchanged, in order, each as long as it can be.
     pub(super) fn shared_stretches(&self) -> Vec<Same> {
         let mut same: Vec<Same> = Vec::new();
-        let mut to = 0;
-        for atom in 0..self.atom_start.len() {
+        let mut extend = |from: usize, to: usize, len: usize| {
+            if len == 0 {
+                return;
+            }
+            match same.last_mut() {
+                Some(last) if last.from + last.len == from && last.to + last.len == to => {
+                    last.len += len;
+                }
+                _ => same.push(Same { from, to, len }),
+            }
+        };
+        // `at`: the submitted text's byte after the last changed atom; `to`: the live text's.
+        let (mut at, mut to) = (0, 0);
+        for atom in self.changed_atoms() {
+            let (from, end) = (self.atom_start[atom], self.atom_end[atom]);
+            // The unchanged atoms before it: their own bytes.
+            extend(at, to, from - at);
+            to += from - at;
+            at = end;
             if !self.is_live_atom(atom) {
                 continue;
             }
-            let (from, end) = (self.atom_start[atom], self.atom_end[atom]);
-            // Unchanged: the atom's own bytes; rewritten: the kept beginning of its replacement.
+            // Rewritten: the kept beginning of its replacement.
             let (len, written) = match self.rewrite_of(atom) {
                 Some(text) => (common_prefix(&self.text[from..end], text), text.len()),
                 None => (end - from, end - from),
             };
-            if len > 0 {
-                match same.last_mut() {
-                    Some(last) if last.from + last.len == from && last.to + last.len == to => {
-                        last.len += len;
-                    }
-                    _ => same.push(Same { from, to, len }),
-                }
-            }
+            extend(from, to, len);
             to += written;
         }
+        extend(at, to, self.text.len() - at);
         same
     }
 }

@@ -3,7 +3,7 @@
 //! without editing: paths, keep protection, the protected spans S-4 must not cut.
 
 use super::{Document, KeepPath, Kind, Node, NONE};
-use crate::engine::jsjson::lexeme::plain_run;
+use crate::engine::jsjson::lexeme::{plain_run, plain_run_seeing_high};
 use crate::engine::jsjson::number::push_integer;
 use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
@@ -98,6 +98,11 @@ pub(super) fn literal_chars(content: &[u8]) -> usize {
 /// into every long string); any other byte starts one character, stepped over alone.
 pub(super) fn literal_prefix_bytes(content: &[u8], n: usize) -> usize {
     const WORD: usize = 8;
+    // Most long strings are plain ASCII: their first `n` characters are their first `n` bytes.
+    let wanted = n.min(content.len());
+    if plain_run_seeing_high(&content[..wanted]) == (wanted, false) {
+        return wanted;
+    }
     let (mut i, mut taken) = (0, 0);
     while i < content.len() && taken < n {
         if n - taken >= WORD {
@@ -137,13 +142,25 @@ impl Builder<'_, '_> {
 
     /// End (past the closing quote) of the string literal starting at `start`.
     fn string_end(&self, start: usize) -> Option<usize> {
+        self.string_end_seeing_plain(start).map(|(end, _)| end)
+    }
+
+    /// [`Self::string_end`], also telling whether the literal's content is plain: ASCII without
+    /// escapes, so that its characters are its bytes (`false` may be said of a plain one too).
+    fn string_end_seeing_plain(&self, start: usize) -> Option<(usize, bool)> {
         let bytes = self.doc.text.as_bytes();
         let mut i = start + 1;
+        let mut plain = true;
         loop {
-            i += plain_run(&bytes[i..]);
+            let (run, high) = plain_run_seeing_high(&bytes[i..]);
+            plain &= !high;
+            i += run;
             match bytes.get(i)? {
-                b'"' => return Some(i + 1),
-                b'\\' => i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 },
+                b'"' => return Some((i + 1, plain)),
+                b'\\' => {
+                    plain = false;
+                    i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 };
+                }
                 _ => return None,
             }
         }
@@ -245,11 +262,15 @@ impl Builder<'_, '_> {
                 (kind, last)
             }
             b'"' => {
-                let end = self.string_end(start)?;
+                let (end, plain) = self.string_end_seeing_plain(start)?;
                 let atom = self.atom(start, end);
                 let content = &self.doc.text.as_bytes()[start + 1..end - 1];
                 if content.len() > S3_CAP_CHARS {
-                    self.doc.nodes[id].long_chars = literal_chars(content);
+                    self.doc.nodes[id].long_chars = if plain {
+                        content.len()
+                    } else {
+                        literal_chars(content)
+                    };
                 }
                 (Kind::Str, atom)
             }
@@ -299,6 +320,8 @@ impl<'t> Document<'t> {
             known: Vec::new(),
             submitted: None,
             live: Vec::new(),
+            changed: Vec::new(),
+            window: String::new(),
             left: Vec::new(),
             right: Vec::new(),
             nodes: Vec::with_capacity(canonical.len() / 16 + 8),
