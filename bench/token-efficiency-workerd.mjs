@@ -2,7 +2,8 @@
 // ratios (budget needing S-4 ≤ 1.5×, precheck ≤ 1.1× one tokenization of the payload) where the
 // worker actually runs them, in wasm. The worker is started with BENCH_ROUTES=1, which enables
 // POST /bench/token-efficiency?op=OP&repeat=N (src/edge/bench.rs): `count` parses the request once
-// and counts its canonical payload N times; `parse` runs the parse and free validation alone;
+// and counts its canonical payload N times; `analyse` likewise tokenizes it N times with the S-4
+// prefix analysis the budget op and an over-budget precheck build; `parse` runs the parse and free validation alone;
 // `precheck` and `budget` run N times the whole path their routes run after the free tier or
 // payment (parse and free validation, the engine, the signed response body); `digest` hashes N times
 // with SHA-512 the bytes the budget answer's Ed25519 signature covers (the report, shaped payload
@@ -14,12 +15,13 @@
 // `fits` is the precheck of the same body with the budget set to the payload's own count and no
 // reserve (the precheck's fits path at its tightest, P = B), as the native benchmark measures it.
 // Before timing, each case's figures are checked against npm gpt-tokenizer (the independent
-// oracle): the payload's tokens from all four counting ops, and the budget op's shaped tokens ≤ budget.
+// oracle): the payload's tokens from every op that counts, and the budget op's shaped tokens ≤ budget.
 //   node bench/token-efficiency-workerd.mjs DIR   (the bundle must be built: scripts/build.sh;
 //   DIR holds the bodies the native benchmark writes with TE_BENCH_DUMP=DIR, see scripts/bench.sh)
 // Before/after in one run: TE_BENCH_BEFORE=ROOT also starts the worker built in another checkout
 // ROOT (its own build/, wrangler.toml and tests/e2e/lib/worker.mjs) and every round times each op on
-// both, alternating which goes first; each line then prints both builds' figures.
+// both, alternating which goes first; each line then prints both builds' figures (a build older than
+// the `analyse` op answers it op_invalid: leave it out with TE_BENCH_OPS).
 // TE_BENCH_PORT (default 8853) is the port of this checkout's worker; the other's is the next one.
 // TE_BENCH_CASE=a,b runs only those cases; TE_BENCH_OPS=fits,parse times only those ops (and count).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -33,7 +35,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const ALL_OPS = ['count', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest'];
 // TE_BENCH_OPS=count,fits,... times only those ops (count is always timed: every ratio is to it).
 const OPS = process.env.TE_BENCH_OPS
   ? ALL_OPS.filter((op) => op === 'count' || process.env.TE_BENCH_OPS.split(',').includes(op))
@@ -131,9 +133,10 @@ try {
         return `one tokenization ${count.toFixed(2)} ms; ` +
           OPS.filter((op) => op !== 'count').map((op) => `${op} ${(median(figures[op]) / count).toFixed(2)}x`).join(', ');
       }
-      const [count, parse, precheck, fits, budgetMs, digest] = OPS.map((op) => median(figures[op]));
+      const [count, analyse, parse, precheck, fits, budgetMs, digest] = OPS.map((op) => median(figures[op]));
       const floor = 1 + digest / count;
-      return `one tokenization ${count.toFixed(2)} ms; parse alone ${(parse / count).toFixed(2)}x; ` +
+      return `one tokenization ${count.toFixed(2)} ms (with the S-4 prefix analysis ${(analyse / count).toFixed(2)}x); ` +
+        `parse alone ${(parse / count).toFixed(2)}x; ` +
         `precheck ${(precheck / count).toFixed(2)}x, fits path ${(fits / count).toFixed(2)}x; budget ${budgetMs.toFixed(2)} ms ` +
         `(${(budgetMs / count).toFixed(2)}x; floor ${floor.toFixed(2)}x, SHA-512 of the signed bytes ${(digest / count).toFixed(2)}x; ` +
         `above the floor ${(budgetMs / count - floor).toFixed(2)}x)`;

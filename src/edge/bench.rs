@@ -4,7 +4,9 @@
 //!   [`crate::engine::tokenizer::count`] and answers the count;
 //! - `POST /bench/token-efficiency?op=OP&repeat=N`: the body is a token-efficiency request; `OP`
 //!   `count` parses it once and counts its canonical payload N times (the issue's "one
-//!   tokenization"), `parse` runs N times its parse and free validation alone (no count), and
+//!   tokenization"), `analyse` likewise tokenizes it N times with the S-4 prefix analysis the
+//!   budget op and an over-budget precheck build ([`crate::engine::tokenizer::Tokenized`]), `parse`
+//!   runs N times its parse and free validation alone (no count), and
 //!   `precheck` and `budget` run N times the whole path their routes run after the
 //!   free tier and payment (parse and free validation, the engine, the signed response body), and
 //!   `digest` runs the budget path once and then hashes N times, with SHA-512, the exact bytes its
@@ -70,6 +72,7 @@ fn repeat_of(req: &Request) -> Option<u32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TokenEfficiencyOp {
     Count,
+    Analyse,
     Parse,
     Precheck,
     Budget,
@@ -80,6 +83,7 @@ impl TokenEfficiencyOp {
     fn of(req: &Request) -> Option<TokenEfficiencyOp> {
         match query(req, "op")?.as_str() {
             "count" => Some(TokenEfficiencyOp::Count),
+            "analyse" => Some(TokenEfficiencyOp::Analyse),
             "parse" => Some(TokenEfficiencyOp::Parse),
             "precheck" => Some(TokenEfficiencyOp::Precheck),
             "budget" => Some(TokenEfficiencyOp::Budget),
@@ -91,6 +95,7 @@ impl TokenEfficiencyOp {
     fn name(self) -> &'static str {
         match self {
             TokenEfficiencyOp::Count => "count",
+            TokenEfficiencyOp::Analyse => "analyse",
             TokenEfficiencyOp::Parse => "parse",
             TokenEfficiencyOp::Precheck => "precheck",
             TokenEfficiencyOp::Budget => "budget",
@@ -131,7 +136,9 @@ impl ClosedError for BenchRefusal {
     fn message(&self) -> &'static str {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
-            BenchRefusal::OpInvalid => "op must be count, parse, precheck, budget or digest",
+            BenchRefusal::OpInvalid => {
+                "op must be count, analyse, parse, precheck, budget or digest"
+            }
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
             BenchRefusal::CountsDiffer => "figures differ between passes",
         }
@@ -268,6 +275,21 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
                 let tokens = crate::engine::tokenizer::count(black_box(parsed.canonical()));
                 Ok(Pass {
                     tokens: Some(tokens as u64),
+                    shaped_tokens: None,
+                    answer_bytes: None,
+                })
+            })
+        }
+        TokenEfficiencyOp::Analyse => {
+            let parsed = match te::parse(&body) {
+                Ok(parsed) => parsed,
+                Err(refusal) => return respond::refusal(&refusal, false),
+            };
+            Box::new(move || {
+                let analysed =
+                    crate::engine::tokenizer::Tokenized::new(black_box(parsed.canonical()));
+                Ok(Pass {
+                    tokens: Some(black_box(analysed).count() as u64),
                     shaped_tokens: None,
                     answer_bytes: None,
                 })

@@ -153,6 +153,11 @@ test('/bench/token-efficiency: every corpus case\'s figures or refusal, as the c
       op: 'count', repeat: 3, bytes: Buffer.byteLength(body),
       tokens: c.expect.budget.submitted.tokens, shaped_tokens: null, answer_bytes: null,
     });
+    const analyse = await (await tePost(open, body, 'analyse', 2)).json();
+    assert.deepEqual(analyse, {
+      op: 'analyse', repeat: 2, bytes: Buffer.byteLength(body),
+      tokens: c.expect.budget.submitted.tokens, shaped_tokens: null, answer_bytes: null,
+    });
     const parse = await (await tePost(open, body, 'parse', 2)).json();
     assert.deepEqual(parse, {
       op: 'parse', repeat: 2, bytes: Buffer.byteLength(body), tokens: null, shaped_tokens: null, answer_bytes: null,
@@ -196,7 +201,7 @@ test('/bench/token-efficiency runs the precheck route\'s path: the same answer l
   assert.equal(bad.status, 400);
   const badText = await bad.text();
   assert.ok(!badText.includes(secret));
-  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, parse, precheck, budget or digest' });
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget or digest' });
   const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
   assert.equal(unknown.status, 400);
   const unknownText = await unknown.text();
