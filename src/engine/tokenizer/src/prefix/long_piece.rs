@@ -101,7 +101,7 @@ impl LongPiece {
     /// The merge memo when `piece` (the piece this was built from) is one byte repeated.
     fn run_merges(&self, piece: &[u8]) -> Option<&RefCell<RunMerges>> {
         self.run_merges
-            .get_or_init(|| piece.iter().all(|&b| b == piece[0]).then(RefCell::default))
+            .get_or_init(|| super::scan::is_one_byte_repeated(piece).then(RefCell::default))
             .as_ref()
     }
 
