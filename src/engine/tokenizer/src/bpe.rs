@@ -367,6 +367,18 @@ fn merge_long_with(piece: &[u8], out: &mut Vec<u32>, ranks: &mut impl PairRank) 
     }
 }
 
+/// [`merge_long`] through the pair cache for a piece the caller has already found longer than any
+/// token (128 bytes) and free of EF BB BF (the prefix analysis's long pieces): the same ids as
+/// [`encode_piece_cached`] appends, without its whole-piece rank lookup (no token is that long)
+/// or its two scans for EF BB BF.
+pub fn merge_long_cached_free_of_bom(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
+    debug_assert!(piece.len() > SHORT_PIECE && !contains_bom(piece));
+    let ranks = &mut Cached(caches);
+    if !(backtrack::suits(piece) && backtrack::merge(piece, out, ranks)) {
+        merge_chunked(piece, CHUNK, HEAL_LIMIT, out, ranks);
+    }
+}
+
 /// Merge of a window of a long piece: the scan when it is short, the block merge up to
 /// [`WINDOW`] bytes, else one heap.
 #[inline]

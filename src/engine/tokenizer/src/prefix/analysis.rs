@@ -39,6 +39,32 @@ pub(super) fn lookahead_before(bytes: &[u8], previous_start: usize, start: usize
     }
 }
 
+/// [`lookahead_before`] in the count pass, where the previous piece may be a kept long piece:
+/// when it is whitespace only (a kept [`split::Run::Spaces`] piece), its whitespace run reaches
+/// `start` and goes on exactly as a run from `start` does, so only the bytes from `start` are
+/// scanned (a 256 KiB run of spaces was scanned whole once more at the next checkpoint).
+fn lookahead_before_counted(
+    bytes: &[u8],
+    previous_start: usize,
+    start: usize,
+    long_pieces: &[(usize, LongPiece)],
+) -> usize {
+    match long_pieces.last() {
+        Some((at, long))
+            if *at == previous_start
+                && previous_start != start
+                && long.run == split::Run::Spaces =>
+        {
+            if start < bytes.len() {
+                split::piece_lookahead(bytes, start, start)
+            } else {
+                bytes.len() + 1
+            }
+        }
+        _ => lookahead_before(bytes, previous_start, start),
+    }
+}
+
 /// Bytes between checkpoints: the count pass records one boundary per segment, and a probe splits
 /// and counts again only the segment it lands in (a long piece reuses its kept merge).
 pub(super) const SEGMENT: usize = 4096;
@@ -86,7 +112,12 @@ impl<'t> Analysis<'t> {
                     checkpoints.push(Boundary {
                         start: piece.start,
                         tokens_before: tokens,
-                        lookahead_before: lookahead_before(bytes, previous_start, piece.start),
+                        lookahead_before: lookahead_before_counted(
+                            bytes,
+                            previous_start,
+                            piece.start,
+                            &long_pieces,
+                        ),
                     });
                     next_checkpoint = piece.start.saturating_add(segment);
                 }
@@ -97,7 +128,12 @@ impl<'t> Analysis<'t> {
         checkpoints.push(Boundary {
             start: text.len(),
             tokens_before: tokens,
-            lookahead_before: lookahead_before(bytes, previous_start, text.len()),
+            lookahead_before: lookahead_before_counted(
+                bytes,
+                previous_start,
+                text.len(),
+                &long_pieces,
+            ),
         });
         Analysis::from_parts(text, checkpoints, long_pieces)
     }
@@ -392,7 +428,7 @@ fn count_long_piece(
 ) -> usize {
     let start = piece.start;
     let piece = &bytes[piece];
-    let run = (!bpe::contains_bom(piece))
+    let run = (!super::scan::holds_bom(piece))
         .then(|| split::run_kind(piece))
         .flatten();
     if let Some(run) = run {

@@ -33,10 +33,15 @@ const HEAL_MARGIN: usize = 16;
 
 /// Merge result of one long piece: its ids and their cumulative end offsets, plus the junction
 /// pairs already judged during this query (probes in one run meet the same pairs again and again).
+///
+/// The count pass keeps only the ids (what a count makes anyway); everything a probe needs beyond
+/// them is worked out on a probe's first use, so a text that only needs its count (a pre-check
+/// that fits) pays nothing for it.
 pub(super) struct LongPiece {
     pub(super) run: split::Run,
     pub(super) ids: Vec<u32>,
-    ends: Vec<usize>,
+    /// Cumulative end offsets of `ids` (on first use).
+    ends: OnceCell<Vec<usize>>,
     judged_pairs: RefCell<BTreeMap<(u32, u32), bool>>,
     /// The longest token made only of bytes the piece holds (see [`LongPiece::longest_token`]).
     longest_token: OnceCell<usize>,
@@ -46,8 +51,8 @@ pub(super) struct LongPiece {
     /// For a piece that is one byte repeated ("-----", "aaaa"), where a slice's merge depends on
     /// its length alone: the merges the probes of this query made, keyed by length and the extra
     /// bytes after it (the probes of a run meet the same few hundred again and again). `None` for
-    /// any other piece.
-    run_merges: Option<RefCell<RunMerges>>,
+    /// any other piece. Found on first use.
+    run_merges: OnceCell<Option<RefCell<RunMerges>>>,
 }
 
 /// Merges of slices of a one-byte run followed by `extra`: slice length → (first id, number of
@@ -67,24 +72,37 @@ impl LongPiece {
     pub(super) fn new(piece: &[u8], run: split::Run, caches: &mut cache::Caches) -> LongPiece {
         debug_assert!(piece.len() > MAX_TOKEN_BYTES && !bpe::contains_bom(piece));
         let mut ids = Vec::new();
-        bpe::encode_piece_cached(piece, &mut ids, caches);
-        let mut end = 0;
-        let ends = ids
-            .iter()
-            .map(|&id| {
-                end += tables::token_bytes(id).len();
-                end
-            })
-            .collect();
+        bpe::merge_long_cached_free_of_bom(piece, &mut ids, caches);
         LongPiece {
             run,
             ids,
-            ends,
+            ends: OnceCell::new(),
             judged_pairs: RefCell::default(),
             longest_token: OnceCell::new(),
             run_bound: OnceCell::new(),
-            run_merges: piece.iter().all(|&b| b == piece[0]).then(RefCell::default),
+            run_merges: OnceCell::new(),
         }
+    }
+
+    /// Cumulative end offsets of the ids.
+    fn ends(&self) -> &[usize] {
+        self.ends.get_or_init(|| {
+            let mut end = 0;
+            self.ids
+                .iter()
+                .map(|&id| {
+                    end += tables::token_bytes(id).len();
+                    end
+                })
+                .collect()
+        })
+    }
+
+    /// The merge memo when `piece` (the piece this was built from) is one byte repeated.
+    fn run_merges(&self, piece: &[u8]) -> Option<&RefCell<RunMerges>> {
+        self.run_merges
+            .get_or_init(|| super::scan::is_one_byte_repeated(piece).then(RefCell::default))
+            .as_ref()
     }
 
     /// The same merge result for the same bytes elsewhere (another text holding this piece), with
@@ -97,7 +115,10 @@ impl LongPiece {
             judged_pairs: RefCell::default(),
             longest_token: self.longest_token.clone(),
             run_bound: self.run_bound.clone(),
-            run_merges: self.run_merges.as_ref().map(|_| RefCell::default()),
+            run_merges: match self.run_merges.get() {
+                Some(merges) => OnceCell::from(merges.as_ref().map(|_| RefCell::default())),
+                None => OnceCell::new(),
+            },
         }
     }
 
@@ -168,7 +189,7 @@ impl LongPiece {
                 bpe::merge(&bytes, &mut ids);
                 (ids[0], ids.len())
             };
-            match &self.run_merges {
+            match self.run_merges(piece) {
                 Some(merges) => {
                     let mut merges = merges.borrow_mut();
                     if merges.extra != extra {
@@ -181,13 +202,14 @@ impl LongPiece {
                 None => merge(),
             }
         };
+        let ends = self.ends();
         let mut margin = HEAL_MARGIN;
         while margin < cut {
-            let kept = self.ends.partition_point(|&end| end <= cut - margin);
+            let kept = ends.partition_point(|&end| end <= cut - margin);
             if kept == 0 {
                 break;
             }
-            let (first, ids) = merged(self.ends[kept - 1]);
+            let (first, ids) = merged(ends[kept - 1]);
             if self.is_valid_pair(self.ids[kept - 1], first) {
                 return kept + ids;
             }

@@ -1,7 +1,7 @@
 //! The prefix machinery against brute force: safe boundaries, joined counts, healed merges and
 //! searches (inside long pieces, after a jump, inside whitespace) on seeded random texts.
 
-use super::analysis::{count_joined, Analysis, SEGMENT};
+use super::analysis::{count_joined, lookahead_before, Analysis, SEGMENT};
 use super::chars::{char_boundary, char_boundary_near_end};
 use super::long_piece::{longest_run_token, LongPiece, MAX_TOKEN_BYTES};
 use super::run_bound::RunBound;
@@ -127,6 +127,37 @@ fn safe_boundaries_do_not_depend_on_the_segment_size() {
         }
     }
     assert!(segmented > 300, "texts of several segments: {segmented}");
+}
+
+/// The count pass's checkpoint after a kept long whitespace piece scans only from its own start
+/// (`lookahead_before_counted`): every checkpoint's lookahead is [`lookahead_before`] of the
+/// piece before it, scanned whole, with each kind of whitespace run and what may follow it.
+#[test]
+fn checkpoints_after_long_whitespace_runs_look_as_far_as_their_pieces() {
+    let mut checked = 0;
+    for run in [" ", "\t", "\u{3000}", " \n", "\r\n"] {
+        for tail in ["", "x", " x", "\n y", "  ", "\u{3000}\u{3000}z", "\t\t-"] {
+            let text = format!("{}{tail}", run.repeat(3000 / run.len()));
+            let bytes = text.as_bytes();
+            let starts: Vec<usize> = split::pieces(&text).map(|piece| piece.start).collect();
+            for segment in [1, 64, SEGMENT] {
+                let analysis = Analysis::with_segment(&text, segment);
+                assert_eq!(analysis.total(), count(&text), "{run:?} {tail:?}");
+                for at in &analysis.checkpoints {
+                    let previous = starts.iter().rev().find(|&&s| s < at.start);
+                    let plain = previous.map_or(0, |&p| lookahead_before(bytes, p, at.start));
+                    assert_eq!(
+                        at.lookahead_before, plain,
+                        "{run:?} {tail:?} at {}",
+                        at.start
+                    );
+                    checked += usize::from(previous.is_some_and(|&p| at.start - p > 1024));
+                }
+            }
+        }
+    }
+    // Checkpoints right after a long whitespace piece (the shortcut's case).
+    assert!(checked >= 40, "{checked}");
 }
 
 /// `Tokenized::tokens_before` answers at every piece start (and the end) what the pieces before
