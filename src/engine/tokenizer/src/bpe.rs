@@ -28,11 +28,10 @@ use super::backtrack;
 use super::block_merge::{BlockMerge, WINDOW};
 use super::cache::{Caches, PieceSlot, NO_PAIR, PIECE_IDS, PIECE_KEY};
 use super::rank::{PairRank, NO_RANK};
+use super::scan::{contains_bom, BOM};
 use super::tables::{byte_rank, rank_of, token_bytes, two_byte_rank};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Pieces up to this many bytes use the quadratic scan, over fixed arrays on the stack.
 const SHORT_PIECE: usize = 96;
@@ -226,11 +225,6 @@ fn merge_pairs_cached(piece: &[u8], out: &mut Vec<u32>, caches: &mut Caches) {
     } else {
         merge_with(piece, out, &mut Cached(caches));
     }
-}
-
-/// Whether `bytes` hold EF BB BF anywhere (where gpt-tokenizer's rank function is irregular).
-pub fn contains_bom(bytes: &[u8]) -> bool {
-    bytes.windows(3).any(|w| w == BOM)
 }
 
 /// Whether merging the bytes of tokens `left` and `right` yields exactly `[left, right]`: the

@@ -34,6 +34,7 @@ mod cache;
 mod index_hash;
 mod prefix;
 mod rank;
+mod scan;
 mod split;
 mod tables;
 

@@ -155,8 +155,13 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 /// letter, read from the block's row index alone (CJK ideographs, most of Hangul).
 #[inline(always)]
 pub fn block_is_letters(block: usize) -> bool {
+    block_row(block) == generated::CLASS_LETTER_ROW
+}
+
+/// The class table's row that the 256-code-point block `block` (`cp >> 8`) points to.
+#[inline(always)]
+fn block_row(block: usize) -> u16 {
     u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]])
-        == generated::CLASS_LETTER_ROW
 }
 
 /// The pre-tokenizer class of code point `cp` under V8's `\p{L}`, `\p{N}`, `\s` (CR and LF are
@@ -167,8 +172,7 @@ pub fn class_of(cp: u32) -> u8 {
         // Block 0 is row 0 of the table (build.rs asserts it): ASCII is one load.
         return CLASS_TABLE[cp as usize];
     }
-    let block = (cp >> 8) as usize;
-    let row = u16::from_le_bytes([CLASS_BLOCKS[block * 2], CLASS_BLOCKS[block * 2 + 1]]) as usize;
+    let row = usize::from(block_row((cp >> 8) as usize));
     CLASS_TABLE[row * 256 + (cp & 0xFF) as usize]
 }
 

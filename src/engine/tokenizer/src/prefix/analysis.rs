@@ -428,7 +428,7 @@ fn count_long_piece(
 ) -> usize {
     let start = piece.start;
     let piece = &bytes[piece];
-    let run = (!super::scan::holds_bom(piece))
+    let run = (!crate::scan::contains_bom(piece))
         .then(|| split::run_kind(piece))
         .flatten();
     if let Some(run) = run {

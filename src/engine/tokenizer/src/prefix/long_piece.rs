@@ -70,7 +70,7 @@ impl LongPiece {
     /// a run of "-" merges into tokens of up to 128 bytes, which the plain rank function hashes
     /// byte by byte at every pair (twice a count's time on a 256 KiB run).
     pub(super) fn new(piece: &[u8], run: split::Run, caches: &mut cache::Caches) -> LongPiece {
-        debug_assert!(piece.len() > MAX_TOKEN_BYTES && !bpe::contains_bom(piece));
+        debug_assert!(piece.len() > MAX_TOKEN_BYTES && !crate::scan::contains_bom(piece));
         let mut ids = Vec::new();
         bpe::merge_long_cached_free_of_bom(piece, &mut ids, caches);
         LongPiece {
@@ -101,7 +101,7 @@ impl LongPiece {
     /// The merge memo when `piece` (the piece this was built from) is one byte repeated.
     fn run_merges(&self, piece: &[u8]) -> Option<&RefCell<RunMerges>> {
         self.run_merges
-            .get_or_init(|| super::scan::is_one_byte_repeated(piece).then(RefCell::default))
+            .get_or_init(|| crate::scan::is_one_byte_repeated(piece).then(RefCell::default))
             .as_ref()
     }
 
@@ -158,8 +158,7 @@ impl LongPiece {
             }
             let rest = &piece[split::char_len(piece[0])..];
             let byte = *rest.first()?;
-            rest.iter()
-                .all(|&b| b == byte)
+            crate::scan::is_one_byte_repeated(rest)
                 .then(|| std::rc::Rc::new(RunBound::of(byte, MAX_TOKEN_BYTES)))
         });
         match run {

@@ -13,7 +13,6 @@ mod reuse;
 #[cfg(test)]
 mod reuse_tests;
 mod run_bound;
-mod scan;
 mod search;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,12 @@
-//! Whole-piece byte scans of the prefix analysis, eight bytes at a time: a long piece (up to the
-//! 262 KB body cap) is scanned before it is merged, and a scan one byte at a time cost about a
-//! quarter of a count of a run of one letter (wasm has no vector unit in this build, so the
-//! compiler does not widen these loops).
+//! Whole-piece byte scans, eight bytes at a time: the EF BB BF check every merge of a piece that
+//! the piece cache did not answer makes (where gpt-tokenizer's rank function is irregular), and the
+//! prefix analysis's check for a long piece of one repeated byte. A long piece (up to the 262 KB
+//! body cap) is scanned before it is merged, and a scan one byte at a time cost about a quarter of
+//! a count of a run of one letter (wasm has no vector unit in this build, so the compiler does not
+//! widen these loops).
+
+/// The byte order mark's UTF-8 bytes.
+pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Eight copies of `byte`.
 fn splat(byte: u8) -> u64 {
@@ -17,10 +22,9 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
 }
 
-/// Whether `bytes` hold EF BB BF anywhere: [`crate::bpe::contains_bom`], checking the three bytes
-/// only where an EF byte is.
-pub(super) fn holds_bom(bytes: &[u8]) -> bool {
-    const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+/// Whether `bytes` hold EF BB BF anywhere, checking the three bytes only where an EF byte is.
+#[inline]
+pub(crate) fn contains_bom(bytes: &[u8]) -> bool {
     let is_bom_at = |at: usize| bytes[at..].starts_with(&BOM);
     let words = bytes.len() / 8 * 8;
     let mut at = 0;
@@ -34,7 +38,7 @@ pub(super) fn holds_bom(bytes: &[u8]) -> bool {
 }
 
 /// Whether `bytes` (not empty) are one byte repeated.
-pub(super) fn is_one_byte_repeated(bytes: &[u8]) -> bool {
+pub(crate) fn is_one_byte_repeated(bytes: &[u8]) -> bool {
     let first = splat(bytes[0]);
     let words = bytes.len() / 8 * 8;
     (0..words).step_by(8).all(|at| word_at(bytes, at) == first)
@@ -71,9 +75,9 @@ mod tests {
                     bytes.extend_from_slice(unit);
                 }
                 bytes.truncate(len);
-                let bom = crate::bpe::contains_bom(&bytes);
+                let bom = bytes.windows(3).any(|w| w == BOM);
                 let run = bytes.iter().all(|&b| b == bytes[0]);
-                assert_eq!(holds_bom(&bytes), bom, "{bytes:?}");
+                assert_eq!(contains_bom(&bytes), bom, "{bytes:?}");
                 assert_eq!(is_one_byte_repeated(&bytes), run, "{bytes:?}");
                 boms += usize::from(bom);
                 runs += usize::from(run);
