@@ -266,30 +266,21 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
     };
     type PassFn<'a> = Box<dyn Fn() -> std::result::Result<Pass, te::Refusal> + 'a>;
     let pass: PassFn = match op {
-        TokenEfficiencyOp::Count => {
+        TokenEfficiencyOp::Count | TokenEfficiencyOp::Analyse => {
             let parsed = match te::parse(&body) {
                 Ok(parsed) => parsed,
                 Err(refusal) => return respond::refusal(&refusal, false),
             };
+            let analyse = op == TokenEfficiencyOp::Analyse;
             Box::new(move || {
-                let tokens = crate::engine::tokenizer::count(black_box(parsed.canonical()));
+                let text = black_box(parsed.canonical());
+                let tokens = if analyse {
+                    black_box(crate::engine::tokenizer::Tokenized::new(text)).count()
+                } else {
+                    crate::engine::tokenizer::count(text)
+                };
                 Ok(Pass {
                     tokens: Some(tokens as u64),
-                    shaped_tokens: None,
-                    answer_bytes: None,
-                })
-            })
-        }
-        TokenEfficiencyOp::Analyse => {
-            let parsed = match te::parse(&body) {
-                Ok(parsed) => parsed,
-                Err(refusal) => return respond::refusal(&refusal, false),
-            };
-            Box::new(move || {
-                let analysed =
-                    crate::engine::tokenizer::Tokenized::new(black_box(parsed.canonical()));
-                Ok(Pass {
-                    tokens: Some(black_box(analysed).count() as u64),
                     shaped_tokens: None,
                     answer_bytes: None,
                 })
