@@ -11,8 +11,11 @@
 //!   free tier and payment (parse and free validation, the engine, the signed response body), and
 //!   `digest` runs the budget path once and then hashes N times, with SHA-512, the exact bytes its
 //!   Ed25519 signature covers (the report's JCS form): with one tokenization, the least any budget
-//!   path can cost, since the signature must cover the whole shaped payload. It answers the
-//!   figures of the last pass.
+//!   path can cost, since the signature must cover the whole shaped payload; `digest-native` hashes
+//!   the same bytes through WebCrypto ([`crate::edge::sha512`]) instead of wasm `sha2`, after
+//!   checking once that both give the same digest. `chunk=N` has both digest ops hash the bytes as
+//!   messages of at most N bytes (where the per-call cost of crossing into JavaScript shows). It
+//!   answers the figures of the last pass.
 //!
 //! Compiled in only with the `bench-routes` cargo feature (scripts/bench.sh builds with it; the
 //! production build leaves them out; ARCHITECTURE §10).
@@ -68,6 +71,14 @@ fn repeat_of(req: &Request) -> Option<u32> {
     }
 }
 
+/// `chunk` from the query (the digest ops): a positive byte count, default the whole message.
+fn chunk_of(req: &Request) -> Option<usize> {
+    match query(req, "chunk") {
+        None => Some(usize::MAX),
+        Some(value) => value.parse().ok().filter(|n| *n > 0),
+    }
+}
+
 /// What `/bench/token-efficiency` repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TokenEfficiencyOp {
@@ -77,6 +88,7 @@ enum TokenEfficiencyOp {
     Precheck,
     Budget,
     Digest,
+    DigestNative,
 }
 
 impl TokenEfficiencyOp {
@@ -88,6 +100,7 @@ impl TokenEfficiencyOp {
             "precheck" => Some(TokenEfficiencyOp::Precheck),
             "budget" => Some(TokenEfficiencyOp::Budget),
             "digest" => Some(TokenEfficiencyOp::Digest),
+            "digest-native" => Some(TokenEfficiencyOp::DigestNative),
             _ => None,
         }
     }
@@ -100,6 +113,7 @@ impl TokenEfficiencyOp {
             TokenEfficiencyOp::Precheck => "precheck",
             TokenEfficiencyOp::Budget => "budget",
             TokenEfficiencyOp::Digest => "digest",
+            TokenEfficiencyOp::DigestNative => "digest-native",
         }
     }
 }
@@ -109,7 +123,10 @@ impl TokenEfficiencyOp {
 enum BenchRefusal {
     RepeatInvalid,
     OpInvalid,
+    ChunkInvalid,
     BodyNotUtf8,
+    /// WebCrypto failed a digest, or its digest is not the wasm one.
+    DigestFailed,
     /// Two passes over the same body disagreed: the path is not deterministic.
     CountsDiffer,
 }
@@ -119,6 +136,8 @@ impl ClosedError for BenchRefusal {
         match self {
             BenchRefusal::RepeatInvalid => "repeat_invalid",
             BenchRefusal::OpInvalid => "op_invalid",
+            BenchRefusal::ChunkInvalid => "chunk_invalid",
+            BenchRefusal::DigestFailed => "digest_failed",
             BenchRefusal::BodyNotUtf8 => "body_not_utf8",
             BenchRefusal::CountsDiffer => "counts_differ",
         }
@@ -126,10 +145,11 @@ impl ClosedError for BenchRefusal {
 
     fn status(&self) -> u16 {
         match self {
-            BenchRefusal::RepeatInvalid | BenchRefusal::OpInvalid | BenchRefusal::BodyNotUtf8 => {
-                400
-            }
-            BenchRefusal::CountsDiffer => 500,
+            BenchRefusal::RepeatInvalid
+            | BenchRefusal::OpInvalid
+            | BenchRefusal::ChunkInvalid
+            | BenchRefusal::BodyNotUtf8 => 400,
+            BenchRefusal::CountsDiffer | BenchRefusal::DigestFailed => 500,
         }
     }
 
@@ -137,9 +157,11 @@ impl ClosedError for BenchRefusal {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
             BenchRefusal::OpInvalid => {
-                "op must be count, analyse, parse, precheck, budget or digest"
+                "op must be count, analyse, parse, precheck, budget, digest or digest-native"
             }
+            BenchRefusal::ChunkInvalid => "chunk must be a positive integer",
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
+            BenchRefusal::DigestFailed => "the runtime failed a digest or it differs from sha2's",
             BenchRefusal::CountsDiffer => "figures differ between passes",
         }
     }
@@ -255,6 +277,9 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
     let Some(op) = TokenEfficiencyOp::of(&req) else {
         return respond::refusal(&BenchRefusal::OpInvalid, false);
     };
+    let Some(chunk) = chunk_of(&req) else {
+        return respond::refusal(&BenchRefusal::ChunkInvalid, false);
+    };
     // Over the cap: token-efficiency's own published refusal, as its routes answer it.
     let body = match body_of(&mut req, te::BODY_CAP, &te::Refusal::BodyOverCap).await {
         Ok(body) => body,
@@ -296,21 +321,8 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         }),
         TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
-        TokenEfficiencyOp::Digest => {
-            let delivery = match budget_delivery(&body) {
-                Ok(delivery) => delivery,
-                Err(refusal) => return respond::refusal(&refusal, false),
-            };
-            let tokens = figure(&delivery.report, "submitted", Some("tokens"));
-            let signed = signed_bytes(&delivery.report);
-            Box::new(move || {
-                black_box(Sha512::digest(black_box(signed.as_bytes())));
-                Ok(Pass {
-                    tokens: Some(tokens),
-                    shaped_tokens: None,
-                    answer_bytes: Some(signed.len()),
-                })
-            })
+        TokenEfficiencyOp::Digest | TokenEfficiencyOp::DigestNative => {
+            return digest_passes(&body, op, repeat, chunk).await;
         }
     };
     let mut last: Option<Pass> = None;
@@ -331,5 +343,59 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         "tokens": last.and_then(|p| p.tokens),
         "shaped_tokens": last.and_then(|p| p.shaped_tokens),
         "answer_bytes": last.and_then(|p| p.answer_bytes),
+    }))
+}
+
+/// The `digest` and `digest-native` ops: runs the budget path once, then N times hashes with
+/// SHA-512 the bytes its signature covers, in wasm (`sha2`) or through WebCrypto, as messages of at
+/// most `chunk` bytes (the whole signed bytes by default; smaller chunks find the size below which
+/// wasm is the faster). Answers as [`token_efficiency`] does, the answer bytes being the signed bytes'.
+async fn digest_passes(
+    body: &[u8],
+    op: TokenEfficiencyOp,
+    repeat: u32,
+    chunk: usize,
+) -> Result<Response> {
+    let delivery = match budget_delivery(body) {
+        Ok(delivery) => delivery,
+        Err(refusal) => return respond::refusal(&refusal, false),
+    };
+    let tokens = figure(&delivery.report, "submitted", Some("tokens"));
+    let signed = signed_bytes(&delivery.report);
+    // Once, before the timed passes (so a repeat=0 request pays it too): WebCrypto's digest of the
+    // first message is the wasm one, or the op refuses.
+    if op == TokenEfficiencyOp::DigestNative {
+        let first = signed.as_bytes().chunks(chunk).next().unwrap_or_default();
+        let wasm: [u8; 64] = Sha512::digest(first).into();
+        if crate::edge::sha512::native(first).await != Some(wasm) {
+            return respond::refusal(&BenchRefusal::DigestFailed, false);
+        }
+    }
+    let mut last = None;
+    for _ in 0..repeat {
+        let mut folded = [0u8; 64];
+        for message in black_box(signed.as_bytes()).chunks(chunk) {
+            let digest: [u8; 64] = if op == TokenEfficiencyOp::DigestNative {
+                match crate::edge::sha512::native(message).await {
+                    Some(digest) => digest,
+                    None => return respond::refusal(&BenchRefusal::DigestFailed, false),
+                }
+            } else {
+                Sha512::digest(message).into()
+            };
+            folded.iter_mut().zip(digest).for_each(|(f, d)| *f ^= d);
+        }
+        if last.is_some_and(|l| l != folded) {
+            return respond::refusal(&BenchRefusal::CountsDiffer, false);
+        }
+        last = Some(black_box(folded));
+    }
+    Response::from_json(&json!({
+        "op": op.name(),
+        "repeat": repeat,
+        "bytes": body.len(),
+        "tokens": (repeat > 0).then_some(tokens),
+        "shaped_tokens": null,
+        "answer_bytes": (repeat > 0).then_some(signed.len()),
     }))
 }

@@ -24,6 +24,8 @@ pub mod respond;
 pub mod route_docs;
 pub mod routes;
 pub mod schemas;
+#[cfg(feature = "bench-routes")]
+pub mod sha512;
 pub mod warm;
 
 use crate::edge::error::Refused;

@@ -119,7 +119,7 @@ test('repeat is capped at 64, 0 tokenizes nothing, and the body is never echoed'
 
 const teCases = () => JSON.parse(readFileSync(join(ROOT, 'corpus/token-efficiency/corpus.json'), 'utf8')).cases;
 const teBody = (c) => (c.body_base64 ? Buffer.from(c.body_base64, 'base64') : c.body);
-const tePost = (w, body, op, repeat = 1) => fetch(`${w.url}/bench/token-efficiency?op=${op}&repeat=${repeat}`, {
+const tePost = (w, body, op, repeat = 1, more = '') => fetch(`${w.url}/bench/token-efficiency?op=${op}&repeat=${repeat}${more}`, {
   method: 'POST', headers: { 'content-type': 'application/json' }, body,
 });
 
@@ -179,7 +179,20 @@ test('/bench/token-efficiency?op=digest hashes exactly the bytes the budget answ
       op: 'digest', repeat: 2, bytes: Buffer.byteLength(body), tokens: c.expect.budget.submitted.tokens,
       shaped_tokens: null, answer_bytes: budget.answer_bytes - member,
     }, id);
+    // WebCrypto over the same bytes, whole and in 1000-byte messages: the route refuses
+    // (digest_failed) unless its first message's digest is sha2's.
+    for (const chunk of ['', '&chunk=1000']) {
+      const native = await tePost(open, body, 'digest-native', 2, chunk);
+      assert.equal(native.status, 200, `${id}${chunk}`);
+      assert.deepEqual(await native.json(), { ...digest, op: 'digest-native' }, `${id}${chunk}`);
+    }
   }
+  const c = teCases().find((x) => x.id === 'reserve-zero');
+  const chunked = await (await tePost(open, teBody(c), 'digest', 1, '&chunk=7')).json();
+  assert.equal(chunked.op, 'digest');
+  const zero = await tePost(open, teBody(c), 'digest', 1, '&chunk=0');
+  assert.equal(zero.status, 400);
+  assert.deepEqual(await zero.json(), { code: 'chunk_invalid', message: 'chunk must be a positive integer' });
 });
 
 test('/bench/token-efficiency runs the precheck route\'s path: the same answer length, nothing echoed', ROUTE_CHECKS, async () => {
@@ -201,7 +214,7 @@ test('/bench/token-efficiency runs the precheck route\'s path: the same answer l
   assert.equal(bad.status, 400);
   const badText = await bad.text();
   assert.ok(!badText.includes(secret));
-  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget or digest' });
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget, digest or digest-native' });
   const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
   assert.equal(unknown.status, 400);
   const unknownText = await unknown.text();
