@@ -8,7 +8,7 @@ use super::ops::OpSet;
 use super::payload;
 use super::published::{BODY_CAP, MAX_TOKENS_FIGURE};
 use super::refusal::Refusal;
-use crate::engine::jsjson::{has_lone_surrogate, Observer, Value as JsValue};
+use crate::engine::jsjson::{char_count, has_lone_surrogate, Observer, Value as JsValue};
 use serde_json::Value;
 
 /// A validated request.
@@ -227,7 +227,7 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     let payload_chars = if payload_ascii {
         payload.len() as u64
     } else {
-        payload.chars().count() as u64
+        char_count(&payload) as u64
     };
     let canonical = if payload_canonical {
         let untouched = census.map(|c| c.untouched_within(payload.len()));
@@ -241,7 +241,7 @@ fn parse_with(body: &[u8], fast: bool, take_census: bool) -> Result<Request, Ref
     let canonical_chars = if canonical.unchanged {
         payload_chars
     } else {
-        canonical.text.chars().count() as u64
+        char_count(&canonical.text) as u64
     };
     Ok(Request {
         caller,

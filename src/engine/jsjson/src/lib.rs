@@ -40,6 +40,7 @@ pub use canonical::{
 };
 pub use escape::{has_lone_surrogate, js_length, write_js_string, write_utf16_string};
 pub use keys::{array_index, array_index_of, KeyOrder};
+pub use lexeme::char_count;
 pub use number::{js_number, push_js_number};
 pub use observe::Observer;
 pub use read::{read, read_bytes, Facts, Hazards, Limits, ReadError};
