@@ -3,9 +3,9 @@
 //! without editing: paths, keep protection, the protected spans S-4 must not cut.
 
 use super::{Document, KeepPath, Kind, Node, NONE};
-use crate::engine::jsjson::lexeme::{plain_run, plain_run_seeing_high};
-use crate::engine::jsjson::number::push_integer;
-use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
+use crate::jsjson::lexeme::{plain_run, plain_run_seeing_high};
+use crate::jsjson::number::push_integer;
+use crate::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
 
 /// The canonical text of a JSON string literal's content read back as Rust text, with each lone
