@@ -17,16 +17,15 @@
 //! [`receipt`] (entries and reconciliation), [`report`] (verdicts and report bodies).
 
 pub mod body;
-pub mod census;
 pub mod criteria_doc;
-pub mod ops;
 pub mod payload;
 pub mod published;
-pub mod receipt;
 pub mod refusal;
 pub mod report;
 pub mod request;
-pub mod shape;
+/// The engine of the budget op (census, operations, tree and S-1..S-4, receipt): its own package
+/// (src/engine/token_efficiency/shaping), built for speed; its modules are re-exported here.
+pub use context_meter_te_shaping::{census, ops, receipt, shape};
 
 pub use criteria_doc::criteria;
 pub use published::{BODY_CAP, LEDGER_COLUMNS};

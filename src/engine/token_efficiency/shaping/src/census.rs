@@ -7,8 +7,8 @@
 //! path, so the answer costs time at worst, never exactness. It needs no keep_fields: protection
 //! only exempts content from removal, and here nothing is removed.
 
-use super::ops::S3_CAP_CHARS;
-use crate::engine::jsjson::Observer;
+use crate::jsjson::Observer;
+use crate::ops::S3_CAP_CHARS;
 
 /// Entries whose length and [`sample`] agree are compared byte for byte; past this many times the
 /// payload's length compared (many near-identical entries, nested), the census gives up rather

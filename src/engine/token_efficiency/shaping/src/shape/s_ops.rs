@@ -3,8 +3,8 @@
 
 use super::tree::literal_prefix_bytes;
 use super::{Document, Kind, NONE};
-use crate::engine::token_efficiency::census::fingerprint;
-use crate::engine::token_efficiency::ops::{marker, Op, S3_CAP_CHARS};
+use crate::census::fingerprint;
+use crate::ops::{marker, Op, S3_CAP_CHARS};
 
 /// A fingerprint of a text's first and last 16 bytes (of the whole text when it is at most 32
 /// bytes): equal texts give equal ones, at a cost that does not grow with the text.

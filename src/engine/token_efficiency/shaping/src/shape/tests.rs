@@ -3,13 +3,21 @@
 
 use super::tree::{literal_char_len, literal_chars, literal_prefix_bytes};
 use super::*;
-use crate::engine::jsjson::{write_utf16_string as write_string, Value as JsValue};
-use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
-use crate::engine::token_efficiency::payload::parse;
+use crate::jsjson::{write_utf16_string as write_string, Value as JsValue};
+use crate::ops::S3_CAP_CHARS;
+
+/// The nesting the worker's payload parser admits (its `published::MAX_DEPTH`).
+const MAX_DEPTH: usize = 1000;
+
+/// `JSON.parse` of a payload as the budget op's parser reads it (the worker's `payload::parse`).
+fn parse(payload: &str) -> Result<JsValue, crate::jsjson::ReadError> {
+    crate::jsjson::read(payload, crate::jsjson::Limits::nesting(MAX_DEPTH), &mut ())
+        .map(|(value, _)| value)
+}
 
 /// `JSON.stringify` of a parsed value (its members are already in property order).
 fn stringify(value: &JsValue) -> String {
-    crate::engine::jsjson::to_string(value, crate::engine::jsjson::KeyOrder::Insertion)
+    crate::jsjson::to_string(value, crate::jsjson::KeyOrder::Insertion)
 }
 
 fn run(payload: &str, budget: u64, keep: &[&str]) -> Shaping {

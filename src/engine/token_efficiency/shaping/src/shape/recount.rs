@@ -15,7 +15,7 @@
 //! fails closed. It costs a count of the changed stretches only, not of the whole edited payload.
 
 use super::Document;
-use crate::engine::tokenizer;
+use crate::tokenizer;
 
 /// Whether byte `at` of `text` is a safe cut (the start and the end of a text are).
 pub(super) fn safe_cut(text: &str, at: usize) -> bool {

@@ -3,9 +3,9 @@
 //! without editing: paths, keep protection, the protected spans S-4 must not cut.
 
 use super::{Document, KeepPath, Kind, Node, NONE};
-use crate::engine::jsjson::lexeme::{plain_run, plain_run_seeing_high};
-use crate::engine::jsjson::number::push_integer;
-use crate::engine::token_efficiency::ops::S3_CAP_CHARS;
+use crate::jsjson::lexeme::{plain_run, plain_run_seeing_high};
+use crate::jsjson::number::push_integer;
+use crate::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
 
 /// The canonical text of a JSON string literal's content read back as Rust text, with each lone
@@ -66,7 +66,7 @@ pub(super) fn literal_char_len(content: &[u8]) -> usize {
 /// an escape's bytes are ASCII, so each one is a lead byte). Continuation bytes (`10xxxxxx`) are
 /// counted eight at a time, and escapes are found by [`plain_run`] (a canonical literal's content
 /// holds no raw `"` or control character, so its plain runs end only at a backslash): this crate
-/// is built for size, where a byte-at-a-time count is not vectorised, and the builder runs it over
+/// is built at "s", where a byte-at-a-time count is not vectorised, and the builder runs it over
 /// every string longer than the S-3 cap.
 pub(super) fn literal_chars(content: &[u8]) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;

@@ -28,10 +28,10 @@ mod shared;
 mod tests;
 mod tree;
 
-use super::census;
-use super::ops::{marker, Op};
-use super::receipt::{reconcile, Exhaustion, ReceiptEntry, Shaping, Unreconciled};
-use crate::engine::tokenizer::{self, Tokenized};
+use crate::census;
+use crate::ops::{marker, Op};
+use crate::receipt::{reconcile, Exhaustion, ReceiptEntry, Shaping, Unreconciled};
+use crate::tokenizer::{self, Tokenized};
 use std::collections::{HashMap, HashSet};
 
 const NONE: usize = usize::MAX;

@@ -6,11 +6,11 @@
 //! texts, and a rewritten one (S-3) shares the bytes its replacement begins with (the kept
 //! characters). The tokenizer checks the stretches byte for byte, so a wrong one costs only time.
 //!
-//! [`Tokenized::edited`]: crate::engine::tokenizer::Tokenized::edited
+//! [`Tokenized::edited`]: crate::tokenizer::Tokenized::edited
 
 use super::recount::common_prefix;
 use super::Document;
-use crate::engine::tokenizer::Same;
+use crate::tokenizer::Same;
 
 impl Document<'_> {
     /// The stretches of the submitted text that the live text (as [`Document::live_text`] writes

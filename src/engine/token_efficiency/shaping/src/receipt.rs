@@ -1,7 +1,7 @@
 //! The drop receipt: one entry per application with whole-payload counts before and after, the
 //! budget op's result, and the reconciliation self-check every result passes before it leaves.
 
-use super::ops::Op;
+use crate::ops::Op;
 
 /// One receipt entry: whole-payload counts immediately before and after one application.
 #[derive(Debug, Clone, PartialEq, Eq)]

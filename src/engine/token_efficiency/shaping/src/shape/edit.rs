@@ -4,9 +4,9 @@
 
 use super::recount::safe_cut;
 use super::{Document, NONE};
-use crate::engine::token_efficiency::ops::Op;
-use crate::engine::token_efficiency::receipt::ReceiptEntry;
-use crate::engine::tokenizer;
+use crate::ops::Op;
+use crate::receipt::ReceiptEntry;
+use crate::tokenizer;
 use std::borrow::Cow;
 use std::ops::Range;
 
