@@ -1,7 +1,7 @@
 //! The budget op's tests: S-1..S-4 against their definitions, the census against the tree, and
 //! reconciliation.
 
-use super::tree::{literal_char_len, literal_chars, literal_prefix_bytes};
+use super::tree::{literal_char_len, literal_prefix_bytes};
 use super::*;
 use crate::jsjson::{write_utf16_string as write_string, Value as JsValue};
 use crate::ops::S3_CAP_CHARS;
@@ -83,28 +83,55 @@ fn safe_cuts_split_counts_exactly() {
     }
 }
 
-#[test]
-fn literal_chars_count_each_escape_as_one_character() {
-    let naive = |content: &[u8]| {
-        let (mut i, mut chars) = (0, 0);
-        while i < content.len() {
-            i += literal_char_len(&content[i..]);
-            chars += 1;
-        }
-        chars
-    };
-    let fragments = [
-        "a", "é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f", r"\ud800", " ",
-    ];
-    let mut rng = context_meter_test_rng::Lcg(11);
-    for len in 0..300 {
-        let content = rng.text(&fragments, len);
-        assert_eq!(
-            literal_chars(content.as_bytes()),
-            naive(content.as_bytes()),
-            "{content}"
-        );
+/// Characters of a canonical literal's content, one escape or character at a time.
+fn literal_chars_walk(content: &[u8]) -> usize {
+    let (mut i, mut chars) = (0, 0);
+    while i < content.len() {
+        i += literal_char_len(&content[i..]);
+        chars += 1;
     }
+    chars
+}
+
+/// The tree records each string's characters (an escape one) when it is longer than the S-3 cap,
+/// counted from what the scan for its end saw: over literals around the cap that mix ASCII,
+/// multi-byte characters and every kind of escape, and over ASCII-only and escape-free ones.
+#[test]
+fn long_strings_count_each_escape_as_one_character() {
+    let mixed = [
+        "a",
+        "é",
+        "中",
+        "😀",
+        r#"\""#,
+        r"\\",
+        r"\n",
+        r"\u001f",
+        r"\ud800",
+        " ",
+        "abcdefghijklmnop",
+    ];
+    let ascii = ["a", " ", r#"\""#, r"\n", r"\u001f", "abcdefghijklmnop"];
+    let plain = ["a", "é", "中", "😀", " "];
+    let mut rng = context_meter_test_rng::Lcg(11);
+    let mut long = 0;
+    for fragments in [&mixed[..], &ascii[..], &plain[..]] {
+        let contents: Vec<String> = (0..60)
+            .map(|k| rng.text(fragments, if k % 4 == 0 { k } else { 400 + 25 * k }))
+            .collect();
+        let canonical = format!("[\"{}\"]", contents.join("\",\""));
+        let doc = Document::build(&canonical, &HashSet::new()).expect("compact canonical JSON");
+        for (node, content) in doc.children(0).into_iter().zip(&contents) {
+            let expected = if content.len() > S3_CAP_CHARS {
+                long += 1;
+                literal_chars_walk(content.as_bytes())
+            } else {
+                0
+            };
+            assert_eq!(doc.nodes[node].long_chars, expected, "{content}");
+        }
+    }
+    assert!(long > 100, "{long}");
 }
 
 /// The word-at-a-time prefix walk lands where the one-character walk lands, for every prefix
@@ -137,7 +164,7 @@ fn literal_prefix_bytes_equal_a_character_walk() {
     for len in 0..120 {
         let content = rng.text(&fragments, len);
         let bytes = content.as_bytes();
-        for n in 0..=literal_chars(bytes) + 2 {
+        for n in 0..=literal_chars_walk(bytes) + 2 {
             let fast = literal_prefix_bytes(bytes, n);
             assert_eq!(fast, naive(bytes, n), "{content} {n}");
             // The fast path must also stop inside an ASCII run (a cut that is not a multiple of 8).

@@ -3,7 +3,7 @@
 //! without editing: paths, keep protection, the protected spans S-4 must not cut.
 
 use super::{Document, KeepPath, Kind, Node, NONE};
-use crate::jsjson::lexeme::{plain_run, plain_run_seeing_high};
+use crate::jsjson::lexeme::{char_count, plain_run_seeing_high};
 use crate::jsjson::number::push_integer;
 use crate::ops::S3_CAP_CHARS;
 use std::collections::{HashMap, HashSet};
@@ -61,36 +61,19 @@ pub(super) fn literal_char_len(content: &[u8]) -> usize {
     }
 }
 
-/// Characters of a canonical literal's content (an escape is one character, a lone surrogate one):
-/// its UTF-8 lead bytes, less the extra bytes of each escape (`\u` escapes are six, others two;
-/// an escape's bytes are ASCII, so each one is a lead byte). Continuation bytes (`10xxxxxx`) are
-/// counted eight at a time, and escapes are found by [`plain_run`] (a canonical literal's content
-/// holds no raw `"` or control character, so its plain runs end only at a backslash): this crate
-/// is built at "s", where a byte-at-a-time count is not vectorised, and the builder runs it over
-/// every string longer than the S-3 cap.
-pub(super) fn literal_chars(content: &[u8]) -> usize {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = content.chunks_exact(8);
-    let mut continuation = 0usize;
-    for word in &mut words {
-        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        // Bit 7 set and bit 6 clear: `w << 1` moves each byte's bit 6 to its bit 7.
-        continuation += (w & !(w << 1) & HIGH).count_ones() as usize;
-    }
-    continuation += words
-        .remainder()
-        .iter()
-        .filter(|&&b| b & 0xC0 == 0x80)
-        .count();
-    let mut extra = 0;
-    let mut i = plain_run(content);
-    while i < content.len() {
-        let len = literal_char_len(&content[i..]);
-        extra += len - 1;
-        i += len;
-        i += plain_run(&content[i..]);
-    }
-    content.len() - continuation - extra
+/// Characters of a canonical literal's content (an escape is one character, a lone surrogate one),
+/// given `escape_bytes`, the bytes its escapes hold beyond one each (`\\u` escapes are six, others
+/// two), which the builder's scan for the literal's end has already summed: its UTF-8 lead bytes
+/// ([`char_count`]: sixteen bytes at a time on wasm32) less those bytes (an escape's bytes are
+/// ASCII, so each one is a lead byte). `high` is `false` only when no byte is non-ASCII, and then
+/// the bytes are not looked at again.
+fn literal_chars_given_escapes(content: &str, escape_bytes: usize, high: bool) -> usize {
+    let lead_bytes = if high {
+        char_count(content)
+    } else {
+        content.len()
+    };
+    lead_bytes - escape_bytes
 }
 
 /// Bytes of a canonical literal's content that hold its first `n` characters. Runs of eight ASCII
@@ -120,6 +103,14 @@ pub(super) fn literal_prefix_bytes(content: &[u8], n: usize) -> usize {
     i
 }
 
+/// What the scan for a string literal's end learns of its content on the way.
+struct ContentSeen {
+    /// Bytes its escapes hold beyond one each.
+    escape_bytes: usize,
+    /// Whether any byte looked at has its high bit set.
+    high: bool,
+}
+
 /// Builds the arena by scanning the canonical text (compact `JSON.stringify` output: no
 /// whitespace, every literal already in canonical spelling).
 struct Builder<'t, 'k> {
@@ -142,24 +133,29 @@ impl Builder<'_, '_> {
 
     /// End (past the closing quote) of the string literal starting at `start`.
     fn string_end(&self, start: usize) -> Option<usize> {
-        self.string_end_seeing_plain(start).map(|(end, _)| end)
+        self.string_end_seeing_content(start).map(|(end, _)| end)
     }
 
-    /// [`Self::string_end`], also telling whether the literal's content is plain: ASCII without
-    /// escapes, so that its characters are its bytes (`false` may be said of a plain one too).
-    fn string_end_seeing_plain(&self, start: usize) -> Option<(usize, bool)> {
+    /// [`Self::string_end`], also telling what [`literal_chars_given_escapes`] needs of the
+    /// literal's content: the bytes its escapes hold beyond one each, and whether any byte looked
+    /// at has its high bit set (`false`: the content is ASCII; `true` may be said of ASCII too).
+    fn string_end_seeing_content(&self, start: usize) -> Option<(usize, ContentSeen)> {
         let bytes = self.doc.text.as_bytes();
         let mut i = start + 1;
-        let mut plain = true;
+        let mut seen = ContentSeen {
+            escape_bytes: 0,
+            high: false,
+        };
         loop {
             let (run, high) = plain_run_seeing_high(&bytes[i..]);
-            plain &= !high;
+            seen.high |= high;
             i += run;
             match bytes.get(i)? {
-                b'"' => return Some((i + 1, plain)),
+                b'"' => return Some((i + 1, seen)),
                 b'\\' => {
-                    plain = false;
-                    i += if bytes.get(i + 1)? == &b'u' { 6 } else { 2 };
+                    let len = if bytes.get(i + 1)? == &b'u' { 6 } else { 2 };
+                    seen.escape_bytes += len - 1;
+                    i += len;
                 }
                 _ => return None,
             }
@@ -262,15 +258,12 @@ impl Builder<'_, '_> {
                 (kind, last)
             }
             b'"' => {
-                let (end, plain) = self.string_end_seeing_plain(start)?;
+                let (end, seen) = self.string_end_seeing_content(start)?;
                 let atom = self.atom(start, end);
-                let content = &self.doc.text.as_bytes()[start + 1..end - 1];
+                let content = &self.doc.text[start + 1..end - 1];
                 if content.len() > S3_CAP_CHARS {
-                    self.doc.nodes[id].long_chars = if plain {
-                        content.len()
-                    } else {
-                        literal_chars(content)
-                    };
+                    self.doc.nodes[id].long_chars =
+                        literal_chars_given_escapes(content, seen.escape_bytes, seen.high);
                 }
                 (Kind::Str, atom)
             }
