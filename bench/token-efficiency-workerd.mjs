@@ -7,7 +7,8 @@
 // `precheck` and `budget` run N times the whole path their routes run after the free tier or
 // payment (parse and free validation, the engine, the signed response body); `digest` hashes N times
 // with SHA-512 the bytes the budget answer's Ed25519 signature covers (the report, shaped payload
-// included), so one tokenization plus it is the budget path's floor. Each op's own
+// included), so one tokenization plus it is the budget path's floor; `write` writes those bytes N
+// times (the JCS writer's share of the budget path; a build older than it: leave it out). Each op's own
 // repeat=0 request (body sent and read, `count`'s one parse) is subtracted, so a figure is the
 // time of N passes over N; N is sized so that request is at most about 5% of a timed one (at most
 // 64 passes). Rounds interleave the ops so machine noise touches them alike; figures are medians
@@ -35,7 +36,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest', 'write'];
 // TE_BENCH_OPS=count,fits,... times only those ops (count is always timed: every ratio is to it).
 const OPS = process.env.TE_BENCH_OPS
   ? ALL_OPS.filter((op) => op === 'count' || process.env.TE_BENCH_OPS.split(',').includes(op))

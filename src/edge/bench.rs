@@ -11,8 +11,9 @@
 //!   free tier and payment (parse and free validation, the engine, the signed response body), and
 //!   `digest` runs the budget path once and then hashes N times, with SHA-512, the exact bytes its
 //!   Ed25519 signature covers (the report's JCS form): with one tokenization, the least any budget
-//!   path can cost, since the signature must cover the whole shaped payload. It answers the
-//!   figures of the last pass.
+//!   path can cost, since the signature must cover the whole shaped payload; `write` likewise
+//!   runs the budget path once and then writes those bytes N times (the JCS writer alone: the
+//!   signed body's share of the budget path). It answers the figures of the last pass.
 //!
 //! Compiled in only with the `bench-routes` cargo feature (scripts/bench.sh builds with it; the
 //! production build leaves them out; ARCHITECTURE §10).
@@ -77,6 +78,7 @@ enum TokenEfficiencyOp {
     Precheck,
     Budget,
     Digest,
+    Write,
 }
 
 impl TokenEfficiencyOp {
@@ -88,6 +90,7 @@ impl TokenEfficiencyOp {
             "precheck" => Some(TokenEfficiencyOp::Precheck),
             "budget" => Some(TokenEfficiencyOp::Budget),
             "digest" => Some(TokenEfficiencyOp::Digest),
+            "write" => Some(TokenEfficiencyOp::Write),
             _ => None,
         }
     }
@@ -100,6 +103,7 @@ impl TokenEfficiencyOp {
             TokenEfficiencyOp::Precheck => "precheck",
             TokenEfficiencyOp::Budget => "budget",
             TokenEfficiencyOp::Digest => "digest",
+            TokenEfficiencyOp::Write => "write",
         }
     }
 }
@@ -137,7 +141,7 @@ impl ClosedError for BenchRefusal {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
             BenchRefusal::OpInvalid => {
-                "op must be count, analyse, parse, precheck, budget or digest"
+                "op must be count, analyse, parse, precheck, budget, digest or write"
             }
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
             BenchRefusal::CountsDiffer => "figures differ between passes",
@@ -296,19 +300,25 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         }),
         TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
-        TokenEfficiencyOp::Digest => {
+        TokenEfficiencyOp::Digest | TokenEfficiencyOp::Write => {
             let delivery = match budget_delivery(&body) {
                 Ok(delivery) => delivery,
                 Err(refusal) => return respond::refusal(&refusal, false),
             };
             let tokens = figure(&delivery.report, "submitted", Some("tokens"));
             let signed = signed_bytes(&delivery.report);
+            let hash = op == TokenEfficiencyOp::Digest;
             Box::new(move || {
-                black_box(Sha512::digest(black_box(signed.as_bytes())));
+                let written = if hash {
+                    black_box(Sha512::digest(black_box(signed.as_bytes())));
+                    signed.len()
+                } else {
+                    black_box(signed_bytes(black_box(&delivery.report))).len()
+                };
                 Ok(Pass {
                     tokens: Some(tokens),
                     shaped_tokens: None,
-                    answer_bytes: Some(signed.len()),
+                    answer_bytes: Some(written),
                 })
             })
         }
