@@ -39,40 +39,42 @@ pub fn write_js_string(out: &mut String, s: &str) {
     let mut i = 0;
     loop {
         // Fewer than eight ASCII bytes left (every short member name and the tail of a string):
-        // byte by byte, with no copy call.
+        // byte by byte up to the next escape, with no copy call.
         let rest = &bytes[i..];
         if rest.len() < 8 && rest.is_ascii() {
-            for &b in rest {
-                match b {
-                    b'"' | b'\\' | 0..0x20 => push_escape(out, u16::from(b)),
-                    _ => out.push(char::from(b)),
+            while let Some(&b) = bytes.get(i) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
                 }
+                out.push(char::from(b));
+                i += 1;
             }
-            break;
-        }
-        let mut short = false;
-        for _ in 0..2 {
-            let Some(word_text) = s.get(i..i + 8) else {
-                break;
-            };
-            let word = u64::from_le_bytes(word_text.as_bytes().try_into().expect("eight bytes"));
-            out.push_str(word_text);
-            let special = special_bytes(word);
-            if special != 0 {
-                let run = (special.trailing_zeros() / 8) as usize;
-                out.truncate(out.len() - (8 - run));
+        } else {
+            let mut short = false;
+            for _ in 0..2 {
+                let Some(word_text) = s.get(i..i + 8) else {
+                    break;
+                };
+                let word =
+                    u64::from_le_bytes(word_text.as_bytes().try_into().expect("eight bytes"));
+                out.push_str(word_text);
+                let special = special_bytes(word);
+                if special != 0 {
+                    let run = (special.trailing_zeros() / 8) as usize;
+                    out.truncate(out.len() - (8 - run));
+                    i += run;
+                    short = true;
+                    break;
+                }
+                i += 8;
+            }
+            if !short {
+                let run = plain_run(&bytes[i..]);
+                // A plain run ends before an ASCII byte (or at the end), so both cuts are on char
+                // boundaries.
+                out.push_str(&s[i..i + run]);
                 i += run;
-                short = true;
-                break;
             }
-            i += 8;
-        }
-        if !short {
-            let run = plain_run(&bytes[i..]);
-            // A plain run ends before an ASCII byte (or at the end), so both cuts are on char
-            // boundaries.
-            out.push_str(&s[i..i + run]);
-            i += run;
         }
         let Some(&b) = bytes.get(i) else {
             break;
