@@ -90,29 +90,26 @@ fn div10(x: u32) -> u32 {
 }
 
 /// Appends the decimal digits of `u` (no formatting machinery). A report's figures are nearly all
-/// below 2^32: their digits come from [`div10`]; above `u32::MAX` nine digits at a time are split
-/// off first.
-pub fn push_integer(out: &mut String, u: u64) {
+/// below 2^32: their digits come from [`div10`]; a larger value's low digits are split off by
+/// 64-bit division until the rest fits.
+pub fn push_integer(out: &mut String, mut u: u64) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
-    let mut rest = u;
-    let mut low_digits = |mut x: u32, at_least: usize, start: &mut usize| {
-        let end = *start;
-        loop {
-            let quotient = div10(x);
-            *start -= 1;
-            digits[*start] = b'0' + (x - quotient * 10) as u8;
-            x = quotient;
-            if x == 0 && end - *start >= at_least {
-                break;
-            }
-        }
-    };
-    while rest > u64::from(u32::MAX) {
-        low_digits((rest % 1_000_000_000) as u32, 9, &mut start);
-        rest /= 1_000_000_000;
+    while u > u64::from(u32::MAX) {
+        start -= 1;
+        digits[start] = b'0' + (u % 10) as u8;
+        u /= 10;
     }
-    low_digits(rest as u32, 1, &mut start);
+    let mut x = u as u32;
+    loop {
+        let quotient = div10(x);
+        start -= 1;
+        digits[start] = b'0' + (x - quotient * 10) as u8;
+        x = quotient;
+        if x == 0 {
+            break;
+        }
+    }
     out.extend(digits[start..].iter().map(|&d| d as char));
 }
 
@@ -193,7 +190,7 @@ mod tests {
         }
     }
 
-    /// The 32-bit and nine-digit paths give `u64`'s own decimal form at every length and at each
+    /// The 32-bit and 64-bit paths give `u64`'s own decimal form at every length and at each
     /// boundary between them (around 2^32 and the powers of ten).
     #[test]
     fn integers_are_written_as_their_decimal_digits() {
