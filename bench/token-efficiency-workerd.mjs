@@ -8,7 +8,8 @@
 // payment (parse and free validation, the engine, the signed response body); `digest` hashes N times
 // with SHA-512 the bytes the budget answer's Ed25519 signature covers (the report, shaped payload
 // included), so one tokenization plus it is the budget path's floor (`digest-native`, when named in
-// TE_BENCH_OPS, hashes the same bytes through WebCrypto). Each op's own
+// TE_BENCH_OPS, hashes the same bytes through WebCrypto); `write` writes those bytes N
+// times (the JCS writer's share of the budget path; a build older than it: leave it out). Each op's own
 // repeat=0 request (body sent and read, `count`'s one parse) is subtracted, so a figure is the
 // time of N passes over N; N is sized so that request is at most about 5% of a timed one (at most
 // 64 passes). Rounds interleave the ops so machine noise touches them alike; figures are medians
@@ -36,7 +37,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest'];
+const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest', 'write'];
 // Timed only when TE_BENCH_OPS names them: `digest-native` hashes the digest op's bytes through
 // WebCrypto instead of wasm sha2 (signing stays in wasm: natively about 0.83x of its time, see src/edge/sha512.rs).
 const NAMED_ONLY_OPS = ['digest-native'];

@@ -14,8 +14,9 @@
 //!   path can cost, since the signature must cover the whole shaped payload; `digest-native` hashes
 //!   the same bytes through WebCrypto ([`crate::edge::sha512`]) instead of wasm `sha2`, after
 //!   checking once that both give the same digest. `chunk=N` has both digest ops hash the bytes as
-//!   messages of at most N bytes (where the per-call cost of crossing into JavaScript shows). It
-//!   answers the figures of the last pass.
+//!   messages of at most N bytes (where the per-call cost of crossing into JavaScript shows). `write`
+//!   likewise runs the budget path once and then writes those bytes N times (the JCS writer
+//!   alone: the signed body's share of the budget path). It answers the figures of the last pass.
 //!
 //! Compiled in only with the `bench-routes` cargo feature (scripts/bench.sh builds with it; the
 //! production build leaves them out; ARCHITECTURE §10).
@@ -89,6 +90,7 @@ enum TokenEfficiencyOp {
     Budget,
     Digest,
     DigestNative,
+    Write,
 }
 
 impl TokenEfficiencyOp {
@@ -101,6 +103,7 @@ impl TokenEfficiencyOp {
             "budget" => Some(TokenEfficiencyOp::Budget),
             "digest" => Some(TokenEfficiencyOp::Digest),
             "digest-native" => Some(TokenEfficiencyOp::DigestNative),
+            "write" => Some(TokenEfficiencyOp::Write),
             _ => None,
         }
     }
@@ -114,6 +117,7 @@ impl TokenEfficiencyOp {
             TokenEfficiencyOp::Budget => "budget",
             TokenEfficiencyOp::Digest => "digest",
             TokenEfficiencyOp::DigestNative => "digest-native",
+            TokenEfficiencyOp::Write => "write",
         }
     }
 }
@@ -157,7 +161,7 @@ impl ClosedError for BenchRefusal {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
             BenchRefusal::OpInvalid => {
-                "op must be count, analyse, parse, precheck, budget, digest or digest-native"
+                "op must be count, analyse, parse, precheck, budget, digest, digest-native or write"
             }
             BenchRefusal::ChunkInvalid => "chunk must be a positive integer",
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
@@ -323,6 +327,21 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Digest | TokenEfficiencyOp::DigestNative => {
             return digest_passes(&body, op, repeat, chunk).await;
+        }
+        TokenEfficiencyOp::Write => {
+            let delivery = match budget_delivery(&body) {
+                Ok(delivery) => delivery,
+                Err(refusal) => return respond::refusal(&refusal, false),
+            };
+            let tokens = figure(&delivery.report, "submitted", Some("tokens"));
+            Box::new(move || {
+                let written = black_box(signed_bytes(black_box(&delivery.report))).len();
+                Ok(Pass {
+                    tokens: Some(tokens),
+                    shaped_tokens: None,
+                    answer_bytes: Some(written),
+                })
+            })
         }
     };
     let mut last: Option<Pass> = None;

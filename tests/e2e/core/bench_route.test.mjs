@@ -167,7 +167,7 @@ test('/bench/token-efficiency: every corpus case\'s figures or refusal, as the c
   assert.equal(measured, cases.filter((c) => !c.expect.refusal).length);
 });
 
-test('/bench/token-efficiency?op=digest hashes exactly the bytes the budget answer\'s signature covers', ROUTE_CHECKS, async () => {
+test('/bench/token-efficiency?op=digest hashes (and op=write writes) exactly the bytes the budget answer\'s signature covers', ROUTE_CHECKS, async () => {
   for (const id of ['cap-json-s4', 'reserve-zero']) {
     const c = teCases().find((x) => x.id === id);
     const body = teBody(c);
@@ -186,6 +186,8 @@ test('/bench/token-efficiency?op=digest hashes exactly the bytes the budget answ
       assert.equal(native.status, 200, `${id}${chunk}`);
       assert.deepEqual(await native.json(), { ...digest, op: 'digest-native' }, `${id}${chunk}`);
     }
+    const write = await (await tePost(open, body, 'write', 2)).json();
+    assert.deepEqual(write, { ...digest, op: 'write' }, id);
   }
   const c = teCases().find((x) => x.id === 'reserve-zero');
   const chunked = await (await tePost(open, teBody(c), 'digest', 1, '&chunk=7')).json();
@@ -214,7 +216,7 @@ test('/bench/token-efficiency runs the precheck route\'s path: the same answer l
   assert.equal(bad.status, 400);
   const badText = await bad.text();
   assert.ok(!badText.includes(secret));
-  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget, digest or digest-native' });
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget, digest, digest-native or write' });
   const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
   assert.equal(unknown.status, 400);
   const unknownText = await unknown.text();

@@ -3,7 +3,7 @@
 //! characters, lowercase `\udxxx` for a lone surrogate, nothing else), from UTF-8 text or from
 //! UTF-16 code units; and the UTF-16 facts the readers and families ask of a string.
 
-use super::lexeme::plain_run;
+use super::lexeme::{plain_run, special_bytes};
 use std::fmt::Write;
 
 /// Appends the escape of `unit` (a control character, `"`, `\\` or a lone surrogate): the short
@@ -25,18 +25,57 @@ fn push_escape(out: &mut String, unit: u16) {
     }
 }
 
-/// Appends `s` as a JSON string literal. Runs that need no escape are found eight bytes at a time
-/// and copied whole, so a long string costs about a copy plus one step per escape.
+/// Appends `s` as a JSON string literal. A payload that is JSON text escapes a quote every few
+/// bytes, so a short run before an escape is written as the whole eight-byte word it starts and
+/// cut back to the run (a fixed-size copy, not a copy call per run; the cut is before an ASCII
+/// byte, so on a character boundary); a run longer than two words is found first and copied at
+/// once, so a long string costs about a copy plus one step per escape. A word that would end
+/// inside a character takes the long-run path; the last few bytes, when ASCII, are written one by
+/// one.
 pub fn write_js_string(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
     let mut i = 0;
     loop {
-        let run = plain_run(&bytes[i..]);
-        // A plain run ends before an ASCII byte (or at the end), so both cuts are on char boundaries.
-        out.push_str(&s[i..i + run]);
-        i += run;
+        // Fewer than eight ASCII bytes left (every short member name and the tail of a string):
+        // byte by byte up to the next escape, with no copy call.
+        let rest = &bytes[i..];
+        if rest.len() < 8 && rest.is_ascii() {
+            while let Some(&b) = bytes.get(i) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                out.push(char::from(b));
+                i += 1;
+            }
+        } else {
+            let mut short = false;
+            for _ in 0..2 {
+                let Some(word_text) = s.get(i..i + 8) else {
+                    break;
+                };
+                let word =
+                    u64::from_le_bytes(word_text.as_bytes().try_into().expect("eight bytes"));
+                out.push_str(word_text);
+                let special = special_bytes(word);
+                if special != 0 {
+                    let run = (special.trailing_zeros() / 8) as usize;
+                    out.truncate(out.len() - (8 - run));
+                    i += run;
+                    short = true;
+                    break;
+                }
+                i += 8;
+            }
+            if !short {
+                let run = plain_run(&bytes[i..]);
+                // A plain run ends before an ASCII byte (or at the end), so both cuts are on char
+                // boundaries.
+                out.push_str(&s[i..i + run]);
+                i += run;
+            }
+        }
         let Some(&b) = bytes.get(i) else {
             break;
         };
@@ -134,6 +173,61 @@ mod tests {
             let mut out = String::new();
             write_js_string(&mut out, &s);
             assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    /// The escaper written one character at a time, with no word tricks: the oracle of
+    /// [`write_js_string`]'s short and long runs.
+    fn escaped_char_by_char(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\u{c}' => out.push_str("\\f"),
+                '\r' => out.push_str("\\r"),
+                c if c < ' ' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    /// Every escape class (each control character, `"`, `\\`) at every offset of a word, after
+    /// plain runs of every length up to three words, between one- to four-byte characters that
+    /// straddle word ends, and at the string's end.
+    #[test]
+    fn word_runs_escape_as_character_by_character() {
+        let mut specials: Vec<String> = (0u8..0x20).map(|b| char::from(b).to_string()).collect();
+        specials.extend(["\"".to_owned(), "\\".to_owned()]);
+        let others = ["é", "中", "😀", "\u{7f}", "\u{2028}", "/", "\"\"", "\\\""];
+        let mut rng = context_meter_test_rng::Lcg(47);
+        for special in &specials {
+            for run in 0..26 {
+                for lead in ["", "é", "中", "😀"] {
+                    let s = format!("{lead}{}{special}{}", "x".repeat(run), "y".repeat(run % 9));
+                    let mut out = String::from("kept");
+                    write_js_string(&mut out, &s);
+                    assert_eq!(out, format!("kept{}", escaped_char_by_char(&s)), "{s:?}");
+                }
+            }
+        }
+        for round in 0..3000 {
+            let mut s = String::new();
+            for _ in 0..rng.below(12) {
+                match rng.below(3) {
+                    0 => s.push_str(&specials[rng.below(specials.len())]),
+                    1 => s.push_str(others[rng.below(others.len())]),
+                    _ => s.push_str(&"abcdefghijklmnopqrstuvwxyz"[..rng.below(27)]),
+                }
+            }
+            let mut out = String::new();
+            write_js_string(&mut out, &s);
+            assert_eq!(out, escaped_char_by_char(&s), "round {round}: {s:?}");
         }
     }
 

@@ -81,15 +81,32 @@ pub fn push_js_number(out: &mut String, x: f64) {
     }
 }
 
-/// Appends the decimal digits of `u` (no formatting machinery).
+/// `x / 10` for every 32-bit `x`, as a multiply and a shift (0xCCCC_CCCD = ⌈2^35 / 10⌉; the error
+/// stays below one part in 2^35 of a quotient under 2^29). LLVM leaves a division by a constant to
+/// the wasm engine (`i32.div_u`, `i64.div_u`); this form needs no engine rewrite.
+#[inline(always)]
+fn div10(x: u32) -> u32 {
+    ((u64::from(x) * 0xCCCC_CCCD) >> 35) as u32
+}
+
+/// Appends the decimal digits of `u` (no formatting machinery). A report's figures are nearly all
+/// below 2^32: their digits come from [`div10`]; a larger value's low digits are split off by
+/// 64-bit division until the rest fits.
 pub fn push_integer(out: &mut String, mut u: u64) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
-    loop {
+    while u > u64::from(u32::MAX) {
         start -= 1;
         digits[start] = b'0' + (u % 10) as u8;
         u /= 10;
-        if u == 0 {
+    }
+    let mut x = u as u32;
+    loop {
+        let quotient = div10(x);
+        start -= 1;
+        digits[start] = b'0' + (x - quotient * 10) as u8;
+        x = quotient;
+        if x == 0 {
             break;
         }
     }
@@ -160,6 +177,44 @@ fn js_number_by_rounding(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn div10_is_division_by_ten() {
+        let mut rng = context_meter_test_rng::Lcg(3);
+        let random = (0..1 << 16).map(|_| ((rng.next_bits() as u32) << 1) ^ rng.below(2) as u32);
+        for x in (0..1 << 20)
+            .chain(u32::MAX - (1 << 16)..=u32::MAX)
+            .chain(random)
+        {
+            assert_eq!(div10(x), x / 10, "{x}");
+        }
+    }
+
+    /// The 32-bit and 64-bit paths give `u64`'s own decimal form at every length and at each
+    /// boundary between them (around 2^32 and the powers of ten).
+    #[test]
+    fn integers_are_written_as_their_decimal_digits() {
+        let mut values = vec![
+            0,
+            1,
+            9,
+            10,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+            u64::MAX,
+        ];
+        for p in 0..20u32 {
+            let power = 10u64.pow(p);
+            values.extend([power - 1, power, power + 1, power.wrapping_mul(7) + 3]);
+        }
+        let mut rng = context_meter_test_rng::Lcg(5);
+        values.extend((0..2000).map(|_| (rng.next_bits() as u64) << (rng.below(40) as u64)));
+        for u in values {
+            let mut out = String::from("x");
+            push_integer(&mut out, u);
+            assert_eq!(out, format!("x{u}"));
+        }
+    }
 
     fn num(bits: u64) -> String {
         js_number(f64::from_bits(bits))
