@@ -100,23 +100,26 @@ pub fn precheck_report(
     m
 }
 
-/// One receipt entry as served (members in the reference's order), its path moved in; the map
-/// is sized once.
+/// One receipt entry as served, its path moved in; the map is sized once. Its members are put in
+/// JCS order (UTF-16 order of their names), the order the signed body writes them in: the writer
+/// then finds each entry already in order and sorts none of them (a budget answer can carry
+/// hundreds; jsjson's JCS writer sorts only an object that is not). The order a report is built in is seen by no one:
+/// every report leaves as its JCS form.
 pub fn receipt_entry(entry: ReceiptEntry) -> Value {
     let delta_tokens = entry.delta_tokens();
     let delta_chars = entry.delta_chars();
     let mut m = Map::with_capacity(9);
-    m.insert("op".into(), json!(entry.op.id()));
-    m.insert("path".into(), Value::String(entry.path));
+    m.insert("chars_after".into(), json!(entry.chars_after));
+    m.insert("chars_before".into(), json!(entry.chars_before));
+    m.insert("delta_chars".into(), json!(delta_chars));
+    m.insert("delta_tokens".into(), json!(delta_tokens));
     if let Some(index) = entry.index {
         m.insert("index".into(), json!(index));
     }
-    m.insert("chars_before".into(), json!(entry.chars_before));
-    m.insert("chars_after".into(), json!(entry.chars_after));
-    m.insert("tokens_before".into(), json!(entry.tokens_before));
+    m.insert("op".into(), json!(entry.op.id()));
+    m.insert("path".into(), Value::String(entry.path));
     m.insert("tokens_after".into(), json!(entry.tokens_after));
-    m.insert("delta_tokens".into(), json!(delta_tokens));
-    m.insert("delta_chars".into(), json!(delta_chars));
+    m.insert("tokens_before".into(), json!(entry.tokens_before));
     Value::Object(m)
 }
 
@@ -254,5 +257,33 @@ mod tests {
             verdict_line(7, 3, Grade::NotShapable, 0),
             "PAYLOAD BUDGET — payload tokens: 7 — effective budget: 3 — OVER — NOT SHAPABLE WITHIN STATED CONSTRAINTS — 1970-01-01T00:00:00.000Z"
         );
+    }
+
+    #[test]
+    fn receipt_entries_are_built_in_the_order_they_are_served() {
+        use crate::engine::jsjson::to_jcs;
+        use crate::engine::token_efficiency::ops::Op;
+        for (op, index) in [
+            (Op::S1, Some(3)),
+            (Op::S2, None),
+            (Op::S3, None),
+            (Op::S4, None),
+        ] {
+            let entry = receipt_entry(ReceiptEntry {
+                op,
+                path: "$.a[0].b".to_owned(),
+                index,
+                chars_before: 40,
+                chars_after: 12,
+                tokens_before: 9,
+                tokens_after: 4,
+            });
+            // As built (insertion order) = as served (JCS): the writer has nothing to sort.
+            assert_eq!(serde_json::to_string(&entry).unwrap(), to_jcs(&entry));
+            assert_eq!(
+                entry.as_object().unwrap().len(),
+                8 + usize::from(index.is_some())
+            );
+        }
     }
 }
