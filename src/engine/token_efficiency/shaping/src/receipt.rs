@@ -1,6 +1,7 @@
 //! The drop receipt: one entry per application with whole-payload counts before and after, the
 //! budget op's result, and the reconciliation self-check every result passes before it leaves.
 
+use crate::jsjson::char_count;
 use crate::ops::Op;
 
 /// One receipt entry: whole-payload counts immediately before and after one application.
@@ -81,7 +82,7 @@ pub fn reconcile(shaping: &Shaping) -> Result<(), Unreconciled> {
     }
     let delta_tokens: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_tokens).sum();
     let delta_chars: i64 = shaping.receipt.iter().map(ReceiptEntry::delta_chars).sum();
-    let full_chars = shaping.shaped_text.chars().count() as u64;
+    let full_chars = char_count(&shaping.shaped_text) as u64;
     let reconciles = tokens == shaping.shaped_tokens
         && chars == shaping.shaped_chars
         && full_chars == shaping.shaped_chars

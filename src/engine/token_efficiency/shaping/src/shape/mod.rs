@@ -29,6 +29,7 @@ mod tests;
 mod tree;
 
 use crate::census;
+use crate::jsjson::char_count;
 use crate::ops::{marker, Op};
 use crate::receipt::{reconcile, Exhaustion, ReceiptEntry, Shaping, Unreconciled};
 use crate::tokenizer::{self, Tokenized};
@@ -242,7 +243,7 @@ pub fn shape(
             .map_or(recounted, |full| Some(full.count() as u64));
         // Its characters too: when S-4 follows (its marker states them); else the edited text is
         // the shaped one, whose characters `reconcile` counts against the same figure.
-        let chars_differ = tokens_now > budget && edited.chars().count() as u64 != chars_now;
+        let chars_differ = tokens_now > budget && char_count(edited) as u64 != chars_now;
         if count != Some(tokens_now) || chars_differ {
             return Err(Unreconciled);
         }

@@ -426,7 +426,7 @@ impl<'t> Document<'t> {
         for atom in 0..atoms {
             if self.is_live_atom(atom) {
                 start_chars[atom] = chars;
-                chars += self.atom_text(atom).chars().count();
+                chars += char_count(self.atom_text(atom));
                 end_chars[atom] = chars;
             }
         }
