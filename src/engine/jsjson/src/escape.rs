@@ -3,7 +3,7 @@
 //! characters, lowercase `\udxxx` for a lone surrogate, nothing else), from UTF-8 text or from
 //! UTF-16 code units; and the UTF-16 facts the readers and families ask of a string.
 
-use super::lexeme::{plain_run, special_bytes};
+use super::lexeme::{is_special, plain_run, special_bytes};
 use std::fmt::Write;
 
 /// Appends the escape of `unit` (a control character, `"`, `\\` or a lone surrogate): the short
@@ -43,7 +43,7 @@ pub fn write_js_string(out: &mut String, s: &str) {
         let rest = &bytes[i..];
         if rest.len() < 8 && rest.is_ascii() {
             while let Some(&b) = bytes.get(i) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
+                if is_special(b) {
                     break;
                 }
                 out.push(char::from(b));

@@ -126,7 +126,7 @@ fn plain_run_and_bits_from(bytes: &[u8], mut i: usize, mut bits: u64) -> (usize,
 
 /// A byte a JSON string cannot hold as it stands: `"`, `\\` or a control byte.
 #[inline(always)]
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
