@@ -6,7 +6,7 @@
 
 use super::escape::write_utf16_string;
 use super::keys::array_index_of;
-use super::lexeme::{hex4, number_end, plain_run};
+use super::lexeme::{hex4, plain_integer_end, plain_run};
 use super::number::js_number;
 use super::observe::Observer;
 use super::read::Cursor;
@@ -184,16 +184,6 @@ fn canonical_literal_end(bytes: &[u8], start: usize, specials: &mut Specials) ->
     }
 }
 
-/// `-?[1-9][0-9]{0,14}` or `0`: printed by JavaScript exactly as written.
-fn is_plain_integer(literal: &str) -> bool {
-    let digits = literal.strip_prefix('-').unwrap_or(literal);
-    literal == "0"
-        || (!digits.is_empty()
-            && digits.len() <= 15
-            && !digits.starts_with('0')
-            && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
 impl<'a> Cursor<'a> {
     /// An escape-free string literal (with its quotes) at the cursor; the cursor is left unmoved
     /// and `None` returned when the literal holds an escape or a control character.
@@ -319,10 +309,11 @@ impl<'a> Cursor<'a> {
             b'n' => self.expect_literal(b"null").ok(),
             b'-' | b'0'..=b'9' => {
                 let start = self.pos;
-                self.pos = number_end(self.bytes, start)?;
-                if !is_plain_integer(&self.text[start..self.pos]) {
-                    // Not printed as written: read it as the tree does, print it as JavaScript.
-                    self.pos = start;
+                if let Some(end) = plain_integer_end(self.bytes, start) {
+                    self.pos = end;
+                } else {
+                    // Not printed as written: read it as the tree does (no number: `None`),
+                    // print it as JavaScript.
                     let printed = js_number(self.number().ok()?);
                     if printed != self.text[start..self.pos] {
                         out.replace(self.text, start, self.pos, &printed);

@@ -8,6 +8,24 @@
 //! bytes and the character count go sixteen at a time with SIMD128 ([`wide`]: the same tests, lane
 //! by lane, as the word versions here, which the host tests check against byte-at-a-time oracles).
 
+/// End (exclusive) of the number literal at `start` when JavaScript prints it exactly as written:
+/// `0` or `-?[1-9][0-9]{0,14}`, followed by no fraction, exponent or further digit (the common
+/// number: ids, counts, scores), found in one scan of its digits. `None` for any other number
+/// (the canonical walks then read and print it) and where no number starts.
+#[inline(always)]
+pub fn plain_integer_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let from = start + usize::from(bytes.get(start) == Some(&b'-'));
+    let mut end = from;
+    while let Some(b'0'..=b'9') = bytes.get(end) {
+        end += 1;
+    }
+    let plain = match bytes.get(from) {
+        Some(b'0') => end == from + 1 && from == start,
+        _ => (1..=15).contains(&(end - from)),
+    };
+    (plain && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'))).then_some(end)
+}
+
 /// End (exclusive) of the JSON number literal starting at `start`, or `None` when none starts there.
 pub fn number_end(bytes: &[u8], start: usize) -> Option<usize> {
     let digit = |i: usize| matches!(bytes.get(i), Some(b'0'..=b'9'));
@@ -243,6 +261,56 @@ mod wide {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plain integer is found exactly where its literal (as `number_end` spans it) is `0` or
+    /// `-?[1-9][0-9]{0,14}` and no digit follows it, and then JavaScript prints it as written.
+    #[test]
+    fn plain_integers_are_the_integers_printed_as_written() {
+        let rule = |literal: &str| {
+            let digits = literal.strip_prefix('-').unwrap_or(literal);
+            literal == "0"
+                || ((1..=15).contains(&digits.len())
+                    && !digits.starts_with('0')
+                    && digits.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let fragments = ["-", "0", "1", "9", "5", ".", "e", "E", "+", "x", ",", "]"];
+        let mut rng = context_meter_test_rng::Lcg(0x1e7);
+        let (mut plain, mut other) = (0, 0);
+        for len in 0..4000 {
+            let text = rng.text(&fragments, 1 + len % 19);
+            let found = plain_integer_end(text.as_bytes(), 0);
+            // A literal `number_end` ends before a digit (`0` of `05`) is left to the general path.
+            let expected = number_end(text.as_bytes(), 0).filter(|&end| {
+                rule(&text[..end]) && !text[end..].starts_with(|c: char| c.is_ascii_digit())
+            });
+            assert_eq!(found, expected, "{text}");
+            if let Some(end) = found {
+                let value: f64 = text[..end].parse().unwrap();
+                assert_eq!(crate::js_number(value), text[..end], "{text}");
+                plain += 1;
+            } else {
+                other += 1;
+            }
+        }
+        assert!(plain > 300 && other > 300, "{plain} {other}");
+        for (text, end) in [
+            ("0", Some(1)),
+            ("0,", Some(1)),
+            ("-0", None),
+            ("01", None),
+            ("-12]", Some(3)),
+            ("123456789012345", Some(15)),
+            ("-123456789012345", Some(16)),
+            ("1234567890123456", None),
+            ("1.5", None),
+            ("1e3", None),
+            ("1E3", None),
+            ("-", None),
+            ("x", None),
+        ] {
+            assert_eq!(plain_integer_end(text.as_bytes(), 0), end, "{text}");
+        }
+    }
 
     #[test]
     fn numbers_follow_the_json_grammar() {

@@ -16,7 +16,9 @@
 //! the caller's canonical walk decides, exactly as it did before.
 
 use super::keys::array_index_of;
-use super::lexeme::{hex4, number_end, plain_run, plain_run_seeing_high, special_bytes};
+use super::lexeme::{
+    hex4, number_end, plain_integer_end, plain_run, plain_run_seeing_high, special_bytes,
+};
 use super::number::js_number;
 use super::observe::Observer;
 use super::unescape::{unescape_from, Partial, Unescaped};
@@ -415,39 +417,20 @@ impl<O: Observer + ?Sized> Walk<'_, '_, O> {
     /// A number printed as JavaScript prints it (a number's bytes are never escaped).
     #[inline(always)]
     fn number(&mut self) -> Option<()> {
-        // The common number first, read in one scan of its digits: an integer of at most 15
-        // digits that starts with no `0` (or is `0`), followed by no `.` or `e` (nor by another
-        // digit: the scan took them all), prints as written. (An `E` never does: the walk steps
-        // aside at it after the digits, as at any byte that cannot follow a value.)
-        let negative = self.at(0) == Some(b'-');
-        let from = self.i + usize::from(negative);
-        let mut end = from;
-        while let Some(b'0'..=b'9') = self.bytes.get(end) {
-            end += 1;
-        }
-        let plain_integer = match self.bytes.get(from) {
-            Some(b'0') => end == from + 1 && !negative,
-            _ => end > from && end - from <= 15,
-        };
-        if plain_integer && !matches!(self.bytes.get(end), Some(b'.' | b'e')) {
-            self.copy(end - self.i);
-            return Some(());
-        }
-        let end = number_end(self.bytes, self.i)?;
-        let literal = &self.bytes[self.i..end];
-        let digits = literal.strip_prefix(b"-").unwrap_or(literal);
-        // `0` and `-?[1-9][0-9]{0,14}` print as written (is_plain_integer, on bytes).
-        let plain = literal == b"0"
-            || (digits.len() <= 15
-                && digits.first().is_some_and(|&d| d != b'0')
-                && digits.iter().all(u8::is_ascii_digit));
-        if !plain {
-            let literal = std::str::from_utf8(literal).ok()?;
-            let value: f64 = literal.parse().ok()?;
-            if js_number(value) != literal {
-                return None;
+        // The common number first (`plain_integer_end`: printed as written, one scan of its
+        // digits); any other is read and printed as JavaScript prints it.
+        let end = match plain_integer_end(self.bytes, self.i) {
+            Some(end) => end,
+            None => {
+                let end = number_end(self.bytes, self.i)?;
+                let literal = std::str::from_utf8(&self.bytes[self.i..end]).ok()?;
+                let value: f64 = literal.parse().ok()?;
+                if js_number(value) != literal {
+                    return None;
+                }
+                end
             }
-        }
+        };
         self.copy(end - self.i);
         Some(())
     }
