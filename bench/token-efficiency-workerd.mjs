@@ -37,8 +37,11 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MAX_REPEAT = 64;
 // The repeat=0 request's share of a timed one that N is sized for.
 const OVERHEAD_AIM = 0.05;
-const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest', 'write'];
-// Timed only when TE_BENCH_OPS names them: `digest-native` hashes the digest op's bytes through
+// `engine` runs the budget op without writing or signing its report (parse, validation, S-1..S-4),
+// so budget less engine is what the signed body costs; `sign` signs the precheck's small report
+// as the routes sign one (a signature's fixed cost: the nonce, r·B, two SHA-512 of a few blocks).
+const ALL_OPS = ['count', 'analyse', 'parse', 'precheck', 'fits', 'budget', 'digest', 'write', 'engine', 'sign'];
+// Timed only when TE_BENCH_OPS names it: `digest-native` hashes the digest op's bytes through
 // WebCrypto instead of wasm sha2 (signing stays in wasm: natively about 0.83x of its time, see src/edge/sha512.rs).
 const NAMED_ONLY_OPS = ['digest-native'];
 // TE_BENCH_OPS=count,fits,... times only those ops (count is always timed: every ratio is to it).
@@ -139,13 +142,16 @@ try {
         return `one tokenization ${count.toFixed(2)} ms; ` +
           OPS.filter((op) => op !== 'count').map((op) => `${op} ${(median(figures[op]) / count).toFixed(2)}x`).join(', ');
       }
-      const [count, analyse, parse, precheck, fits, budgetMs, digest] = OPS.map((op) => median(figures[op]));
-      const floor = 1 + digest / count;
-      return `one tokenization ${count.toFixed(2)} ms (with the S-4 prefix analysis ${(analyse / count).toFixed(2)}x); ` +
-        `parse alone ${(parse / count).toFixed(2)}x; ` +
-        `precheck ${(precheck / count).toFixed(2)}x, fits path ${(fits / count).toFixed(2)}x; budget ${budgetMs.toFixed(2)} ms ` +
-        `(${(budgetMs / count).toFixed(2)}x; floor ${floor.toFixed(2)}x, SHA-512 of the signed bytes ${(digest / count).toFixed(2)}x; ` +
-        `above the floor ${(budgetMs / count - floor).toFixed(2)}x)`;
+      const m = Object.fromEntries(OPS.map((op) => [op, median(figures[op])]));
+      const count = m.count;
+      const x = (ms) => `${(ms / count).toFixed(2)}x`;
+      const floor = 1 + m.digest / count;
+      return `one tokenization ${count.toFixed(2)} ms (with the S-4 prefix analysis ${x(m.analyse)}); ` +
+        `parse alone ${x(m.parse)}; ` +
+        `precheck ${x(m.precheck)}, fits path ${x(m.fits)}; budget ${m.budget.toFixed(2)} ms ` +
+        `(${x(m.budget)}; floor ${floor.toFixed(2)}x, SHA-512 of the signed bytes ${x(m.digest)}; ` +
+        `above the floor ${(m.budget / count - floor).toFixed(2)}x); engine alone ${x(m.engine)}, ` +
+        `the JCS writer ${x(m.write)}, one signature of a small report ${(m.sign * 1000).toFixed(0)} us = ${x(m.sign)}`;
     };
     console.log(`${id}: ${body.length} bytes, ${expected} tokens (= gpt-tokenizer), ${repeat} passes per request, ` +
       `shaped ${once.budget?.answer.shaped_tokens} tokens, answer ${once.budget?.answer.answer_bytes} bytes; repeat=0 request ` +

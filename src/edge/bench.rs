@@ -16,7 +16,10 @@
 //!   checking once that both give the same digest. `chunk=N` has both digest ops hash the bytes as
 //!   messages of at most N bytes (where the per-call cost of crossing into JavaScript shows). `write`
 //!   likewise runs the budget path once and then writes those bytes N times (the JCS writer
-//!   alone: the signed body's share of the budget path). It answers the figures of the last pass.
+//!   alone: the signed body's share of the budget path). `engine` runs N times the budget path
+//!   without its signed body (parse, free validation, S-1..S-4), and `sign` computes the
+//!   precheck's report once and signs it N times as the routes sign (a signature's fixed cost).
+//!   It answers the figures of the last pass.
 //!
 //! Compiled in only with the `bench-routes` cargo feature (scripts/bench.sh builds with it; the
 //! production build leaves them out; ARCHITECTURE §10).
@@ -88,6 +91,8 @@ enum TokenEfficiencyOp {
     Parse,
     Precheck,
     Budget,
+    Engine,
+    Sign,
     Digest,
     DigestNative,
     Write,
@@ -101,6 +106,8 @@ impl TokenEfficiencyOp {
             "parse" => Some(TokenEfficiencyOp::Parse),
             "precheck" => Some(TokenEfficiencyOp::Precheck),
             "budget" => Some(TokenEfficiencyOp::Budget),
+            "engine" => Some(TokenEfficiencyOp::Engine),
+            "sign" => Some(TokenEfficiencyOp::Sign),
             "digest" => Some(TokenEfficiencyOp::Digest),
             "digest-native" => Some(TokenEfficiencyOp::DigestNative),
             "write" => Some(TokenEfficiencyOp::Write),
@@ -115,6 +122,8 @@ impl TokenEfficiencyOp {
             TokenEfficiencyOp::Parse => "parse",
             TokenEfficiencyOp::Precheck => "precheck",
             TokenEfficiencyOp::Budget => "budget",
+            TokenEfficiencyOp::Engine => "engine",
+            TokenEfficiencyOp::Sign => "sign",
             TokenEfficiencyOp::Digest => "digest",
             TokenEfficiencyOp::DigestNative => "digest-native",
             TokenEfficiencyOp::Write => "write",
@@ -161,7 +170,7 @@ impl ClosedError for BenchRefusal {
         match self {
             BenchRefusal::RepeatInvalid => "repeat must be an integer from 0 to 64",
             BenchRefusal::OpInvalid => {
-                "op must be count, analyse, parse, precheck, budget, digest, digest-native or write"
+                "op must be count, analyse, parse, precheck, budget, engine, sign, digest, digest-native or write"
             }
             BenchRefusal::ChunkInvalid => "chunk must be a positive integer",
             BenchRefusal::BodyNotUtf8 => "body must be UTF-8 text",
@@ -325,6 +334,35 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         }),
         TokenEfficiencyOp::Precheck => Box::new(|| precheck_pass(black_box(&body), &signer)),
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
+        // The budget op without its signed body: parse, free validation and the engine, so
+        // `budget` less `engine` is what writing and signing the report cost.
+        TokenEfficiencyOp::Engine => Box::new(|| {
+            let delivery = budget_delivery(black_box(&body))?;
+            Ok(Pass {
+                tokens: Some(figure(&delivery.report, "submitted", Some("tokens"))),
+                shaped_tokens: Some(figure(&delivery.report, "shaped", Some("tokens"))),
+                answer_bytes: None,
+            })
+        }),
+        // A signature's fixed cost: the precheck's report (about 1.6 KB), computed once,
+        // signed N times as the route signs it (nonce included).
+        TokenEfficiencyOp::Sign => {
+            let report = match te::parse(&body).and_then(|parsed| te::precheck(&parsed, 0)) {
+                Ok(report) => report,
+                Err(refusal) => return respond::refusal(&refusal, false),
+            };
+            let tokens = figure(&report, "payload_tokens", None);
+            let signer = &signer;
+            Box::new(move || {
+                let answer =
+                    signer.signed_body(black_box(report.clone()), respond::signing_nonce());
+                Ok(Pass {
+                    tokens: Some(tokens),
+                    shaped_tokens: None,
+                    answer_bytes: Some(answer.len()),
+                })
+            })
+        }
         TokenEfficiencyOp::Digest | TokenEfficiencyOp::DigestNative => {
             return digest_passes(&body, op, repeat, chunk).await;
         }

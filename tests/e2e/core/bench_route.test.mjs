@@ -141,12 +141,20 @@ test('/bench/token-efficiency: every corpus case\'s figures or refusal, as the c
     assert.equal(budget.shaped_tokens, c.expect.budget.shaped.tokens, c.id);
     assert.equal(budget.repeat, 2);
     assert.equal(budget.bytes, Buffer.byteLength(body));
+    // The budget path without its signed body: the same figures, no answer written.
+    const engine = await (await tePost(open, body, 'engine', 2)).json();
+    assert.deepEqual(engine, { ...budget, op: 'engine', answer_bytes: null }, c.id);
     const precheck = await tePost(open, body, 'precheck');
+    const sign = await tePost(open, body, 'sign', 2);
     if (c.expect.precheck.refusal) {
       assert.equal(precheck.status, c.expect.precheck.refusal.status, c.id);
       assert.equal((await precheck.json()).code, c.expect.precheck.refusal.code, c.id);
+      assert.equal((await sign.json()).code, c.expect.precheck.refusal.code, c.id);
     } else {
-      assert.equal((await precheck.json()).tokens, c.expect.precheck.payload_tokens, c.id);
+      const answer = await precheck.json();
+      assert.equal(answer.tokens, c.expect.precheck.payload_tokens, c.id);
+      // The same report signed: the same answer length (its timestamps have one length).
+      assert.deepEqual(await sign.json(), { ...answer, op: 'sign', repeat: 2 }, c.id);
     }
     const count = await (await tePost(open, body, 'count', 3)).json();
     assert.deepEqual(count, {
@@ -216,7 +224,7 @@ test('/bench/token-efficiency runs the precheck route\'s path: the same answer l
   assert.equal(bad.status, 400);
   const badText = await bad.text();
   assert.ok(!badText.includes(secret));
-  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget, digest, digest-native or write' });
+  assert.deepEqual(JSON.parse(badText), { code: 'op_invalid', message: 'op must be count, analyse, parse, precheck, budget, engine, sign, digest, digest-native or write' });
   const unknown = await tePost(open, JSON.stringify({ payload: secret, budget_tokens: 5, x: secret }), 'budget');
   assert.equal(unknown.status, 400);
   const unknownText = await unknown.text();
