@@ -5,6 +5,10 @@
 // The stock client pays every paid route, and the quickstart examples/evm/pay-and-verify.mjs runs
 // green here; then the attack table, each refused with nothing charged; at the end the merchant's
 // balanceOf is exactly price × delivered calls, with one ledger row per delivered call.
+// The money rules under settle faults (the facilitator's test-only fault switch, as faults.test.mjs uses
+// it on Solana): an answer lost or stalled after the authorization landed is reconciled from the chain
+// (authorizationState, then the AuthorizationUsed log and its receipt) and delivered once; a settle lost
+// before submitting is PAYMENT_UNCERTAIN, never "not consumed", and the retry as told lands it once.
 // Ports: worker 18200, facilitator 18201, anvil 18202.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -43,7 +47,9 @@ let startBalance;
 let expected = 0n; // price × delivered calls
 let deliveredCalls = 0;
 
+const SETTLE_TIMEOUT_MS = 4000;
 const newKey = () => "evm-" + randomBytes(12).toString("hex");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const decode = (b64) => JSON.parse(Buffer.from(b64, "base64").toString("utf8"));
 const encode = (value) => Buffer.from(JSON.stringify(value), "utf8").toString("base64");
 const merchantBalance = () => chain.balance(WALLETS.merchant);
@@ -61,6 +67,7 @@ const startEvmFacilitator = () =>
     port: PORTS.facilitator,
     rpcUrl: "http://127.0.0.1:9", // the Solana scheme is registered but never used here
     quiet: true,
+    faults: true, // armed only by the settle-fault cases below
     evm: { rpcUrl: chain.rpcUrl, privateKey: KEYS.facilitator, network: EVM_NETWORK },
   });
 
@@ -74,6 +81,8 @@ before(async () => {
       FACILITATOR_URL: facilitator.url,
       EVM_84532_RPC_URL: chain.rpcUrl,
       PRICE_TOKEN_OPT_LEVERS: String(ROUTES.levers.price),
+      // The settle-fault cases stall an answer past this; every other settle answers in milliseconds.
+      SETTLE_TIMEOUT_MS: String(SETTLE_TIMEOUT_MS),
     },
   });
   startBalance = await merchantBalance();
@@ -351,6 +360,80 @@ test("an EVM address is a free-tier wallet", async () => {
   const bad = await post({ path: "/token-efficiency/precheck", body: ROUTES.budget.body }, { headers: { "X-Caller": WALLETS.client2.slice(0, 41) } });
   assert.equal(bad.status, 400);
   assert.equal((await bad.json()).code, "caller_invalid");
+});
+
+/** Pays `route` under a new key with the stock client while `fault` is armed on /settle: the answer. */
+async function payThroughFault(route, fault) {
+  const key = newKey();
+  const { required, evm } = await challenge(route, key);
+  const { header } = await stockPayment(required, evm);
+  const settledBefore = facilitator.settled.length;
+  facilitator.fault(fault);
+  const started = Date.now();
+  const res = await post(route, { key, headers: { "PAYMENT-SIGNATURE": header } });
+  return { key, header, res, ms: Date.now() - started, landed: () => facilitator.settled.slice(settledBefore).filter((s) => s.success) };
+}
+
+/** A delivery after a fault: one authorization landed, and the receipt names its transaction. */
+async function deliveredOnce(route, { key, header, res, landed }, before, what) {
+  assert.equal(res.status, 200, `${what}: ${await res.clone().text()}`);
+  const receipt = delivered(route, res);
+  await res.arrayBuffer();
+  const transactions = landed().map((s) => s.transaction);
+  assert.equal(transactions.length, 1, `${what}: one settlement landed`);
+  assert.equal(receipt.transaction, transactions[0], `${what}: the receipt names the transaction that landed`);
+  assert.equal(await merchantBalance(), before + route.price, `${what}: charged once`);
+  // The same request again: the original receipt, nothing charged.
+  const again = await post(route, { key, headers: { "PAYMENT-SIGNATURE": header } });
+  await refusedFree(again, 409, "payment_replayed", `${what}: replay`);
+  assert.equal(decode(again.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction, `${what}: the original receipt`);
+  assert.equal(await merchantBalance(), before + route.price, `${what}: the replay moved nothing`);
+}
+
+test("settle connection dropped after the authorization landed: reconciled from the chain, delivered once", async () => {
+  const before = await merchantBalance();
+  const paid = await payThroughFault(ROUTES.budget, { settle: "drop-after-submit" });
+  await deliveredOnce(ROUTES.budget, paid, before, "dropped after submit");
+});
+
+test("settle answer stalled past the worker's timeout after landing: the chain is asked, delivered once", async () => {
+  const before = await merchantBalance();
+  const paid = await payThroughFault(ROUTES.audit, { settle: "stall-after-submit", stallMs: SETTLE_TIMEOUT_MS + 3000 });
+  console.log(`[window] EVM settle answer stalled: delivered after ${paid.ms} ms (settle timeout ${SETTLE_TIMEOUT_MS} ms + chain check)`);
+  assert.ok(paid.ms < SETTLE_TIMEOUT_MS + 3000, "answered before the stalled settle answer arrived");
+  await deliveredOnce(ROUTES.audit, paid, before, "stalled after submit");
+});
+
+test("settle answers pending after landing: reconciled, delivered once", async () => {
+  const before = await merchantBalance();
+  const paid = await payThroughFault(ROUTES.toon, { settle: "pending-after-submit" });
+  await deliveredOnce(ROUTES.toon, paid, before, "pending after submit");
+});
+
+test("settle dropped before submitting, twice: 409 PAYMENT_UNCERTAIN (never 'not consumed'), nothing moved; the retry as told lands it once", async () => {
+  const route = ROUTES.budget;
+  const before = await merchantBalance();
+  // Twice: the call's settle, then the reconciliation's re-submission of the same authorization.
+  const paid = await payThroughFault(route, { settle: "drop-before-submit", times: 2 });
+  const first = paid.res;
+  const body = await first.json();
+  assert.equal(first.status, 409, JSON.stringify(body));
+  assert.equal(body.code, "PAYMENT_UNCERTAIN");
+  assert.match(body.payment, /uncertain/);
+  assert.notEqual(body.payment, "not verified, not consumed", "uncertainty is never 'not consumed'");
+  const retryAfter = Number(first.headers.get("retry-after"));
+  assert.ok(retryAfter >= 1, "Retry-After");
+  assert.equal(first.headers.get("PAYMENT-RESPONSE"), null);
+  assert.equal(await merchantBalance(), before, "nothing moved");
+  assert.equal(paid.landed().length, 0);
+  // Retried before Retry-After: told to wait again, nothing moved.
+  const early = await post(route, { key: paid.key, headers: { "PAYMENT-SIGNATURE": paid.header } });
+  await refusedFree(early, 429, "INVALID_RETRY_AFTER", "retried early");
+  assert.equal(await merchantBalance(), before);
+  // As told: the chain says the authorization is unused and still valid, so the same one is settled.
+  await sleep(retryAfter * 1000 + 150);
+  const retried = await post(route, { key: paid.key, headers: { "PAYMENT-SIGNATURE": paid.header } });
+  await deliveredOnce(route, { ...paid, res: retried }, before, "retry as told after drop-before-submit");
 });
 
 test("the merchant received exactly price × delivered calls, one ledger row per delivered call", async () => {
