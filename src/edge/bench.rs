@@ -267,16 +267,25 @@ fn budget_delivery(body: &[u8]) -> std::result::Result<Delivery, te::Refusal> {
     )
 }
 
+/// One pass of `engine`: the budget op's delivery and its figures, no answer written. `budget`
+/// runs exactly this and then signs, so the two ops differ by the signed body alone.
+fn engine_pass(body: &[u8]) -> std::result::Result<(Delivery, Pass), te::Refusal> {
+    let delivery = budget_delivery(body)?;
+    let pass = Pass {
+        tokens: Some(figure(&delivery.report, "submitted", Some("tokens"))),
+        shaped_tokens: Some(figure(&delivery.report, "shaped", Some("tokens"))),
+        answer_bytes: None,
+    };
+    Ok((delivery, pass))
+}
+
 /// One pass of `budget` as its route runs it after the payment is verified.
 fn budget_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass, te::Refusal> {
-    let delivery = budget_delivery(body)?;
-    let tokens = figure(&delivery.report, "submitted", Some("tokens"));
-    let shaped = figure(&delivery.report, "shaped", Some("tokens"));
+    let (delivery, pass) = engine_pass(body)?;
     let answer = signer.signed_body(delivery.report, respond::signing_nonce());
     Ok(Pass {
-        tokens: Some(tokens),
-        shaped_tokens: Some(shaped),
         answer_bytes: Some(answer.len()),
+        ..pass
     })
 }
 
@@ -336,14 +345,7 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         TokenEfficiencyOp::Budget => Box::new(|| budget_pass(black_box(&body), &signer)),
         // The budget op without its signed body: parse, free validation and the engine, so
         // `budget` less `engine` is what writing and signing the report cost.
-        TokenEfficiencyOp::Engine => Box::new(|| {
-            let delivery = budget_delivery(black_box(&body))?;
-            Ok(Pass {
-                tokens: Some(figure(&delivery.report, "submitted", Some("tokens"))),
-                shaped_tokens: Some(figure(&delivery.report, "shaped", Some("tokens"))),
-                answer_bytes: None,
-            })
-        }),
+        TokenEfficiencyOp::Engine => Box::new(|| Ok(engine_pass(black_box(&body))?.1)),
         // A signature's fixed cost: the precheck's report (about 1.6 KB), computed once,
         // signed N times as the route signs it (nonce included).
         TokenEfficiencyOp::Sign => {
