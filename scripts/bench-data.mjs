@@ -35,7 +35,7 @@ function machine() {
 
 export function merge(dir) {
   const missing = [...SECTIONS.json.map((n) => `${n}.json`), ...SECTIONS.text.map((n) => `${n}.txt`),
-    'started.txt', 'loadavg-start.txt', 'loadavg-end.txt'].filter((f) => !existsSync(join(dir, f)));
+    'started.txt', 'commit.txt', 'changes.txt', 'loadavg-start.txt', 'loadavg-end.txt'].filter((f) => !existsSync(join(dir, f)));
   if (missing.length) throw new Error(`${dir}: not a whole run of make bench, missing ${missing.join(', ')}`);
   const sections = {};
   for (const name of SECTIONS.json) sections[name] = JSON.parse(read(dir, `${name}.json`));
@@ -43,14 +43,14 @@ export function merge(dir) {
     sections[name] = { lines: read(dir, `${name}.txt`).split('\n').filter((l) => l.trim() !== '') };
   }
   const load = (f) => read(dir, f).trim().split(/\s+/).map(Number);
-  const dirty = run('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/bench', ':!docs/benchmarks.md']);
   return {
     source: 'make bench',
     run: {
       started: read(dir, 'started.txt').trim(),
       finished: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      commit: run('git', ['rev-parse', '--short', 'HEAD']),
-      uncommitted_changes: dirty !== '',
+      // As the run began (scripts/bench.sh): the commit measured, and whether tracked files other than the docs differed from it.
+      commit: read(dir, 'commit.txt').trim(),
+      uncommitted_changes: read(dir, 'changes.txt').trim() !== '',
       load_average_start: load('loadavg-start.txt'),
       load_average_end: load('loadavg-end.txt'),
     },

@@ -23,6 +23,9 @@ bash scripts/setup.sh
 export BENCH_OUT="$ROOT/target/bench"
 rm -rf "$BENCH_OUT" && mkdir -p "$BENCH_OUT"
 date -u +%Y-%m-%dT%H:%M:%SZ >"$BENCH_OUT/started.txt"
+# What was measured: the commit, and whether tracked files other than the docs (docs/, *.md) differed from it.
+git rev-parse --short HEAD >"$BENCH_OUT/commit.txt"
+git status --porcelain --untracked-files=no -- . ':!docs' ':!*.md' >"$BENCH_OUT/changes.txt"
 cut -d' ' -f1-3 /proc/loadavg >"$BENCH_OUT/loadavg-start.txt"
 echo "== tokenizer (native, Node)"
 bash scripts/bench-tokenizer.sh
