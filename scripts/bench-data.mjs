@@ -4,9 +4,9 @@
 // the committed data is always one whole run.
 //   node scripts/bench-data.mjs target/bench docs/bench/latest.json
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, release, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 // Each step's section: written as data (.json) or, for the steps whose lines are only printed, as
@@ -35,7 +35,7 @@ function machine() {
 
 export function merge(dir) {
   const missing = [...SECTIONS.json.map((n) => `${n}.json`), ...SECTIONS.text.map((n) => `${n}.txt`),
-    'started.txt', 'commit.txt', 'changes.txt', 'loadavg-start.txt', 'loadavg-end.txt'].filter((f) => !existsSync(join(dir, f)));
+    'started.txt', 'finished.txt', 'commit.txt', 'changes.txt', 'loadavg-start.txt', 'loadavg-end.txt'].filter((f) => !existsSync(join(dir, f)));
   if (missing.length) throw new Error(`${dir}: not a whole run of make bench, missing ${missing.join(', ')}`);
   const sections = {};
   for (const name of SECTIONS.json) sections[name] = JSON.parse(read(dir, `${name}.json`));
@@ -47,7 +47,7 @@ export function merge(dir) {
     source: 'make bench',
     run: {
       started: read(dir, 'started.txt').trim(),
-      finished: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      finished: read(dir, 'finished.txt').trim(),
       // As the run began (scripts/bench.sh): the commit measured, and whether tracked files other than the docs differed from it.
       commit: read(dir, 'commit.txt').trim(),
       uncommitted_changes: read(dir, 'changes.txt').trim() !== '',
@@ -62,6 +62,8 @@ export function merge(dir) {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [dir, out] = process.argv.slice(2);
   if (!dir || !out) throw new Error('usage: node scripts/bench-data.mjs target/bench docs/bench/latest.json');
-  writeFileSync(out, JSON.stringify(merge(dir), null, 2) + '\n');
+  const data = merge(dir);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(data, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }

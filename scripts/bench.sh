@@ -52,5 +52,7 @@ echo "== token-efficiency in workerd (the bodies of the native benchmark above)"
 node bench/token-efficiency-workerd.mjs target/te-bench
 echo "== the run as data: docs/bench/latest.json, docs/bench/*.svg, docs/benchmarks.md's headline table"
 cut -d' ' -f1-3 /proc/loadavg >"$BENCH_OUT/loadavg-end.txt"
+date -u +%Y-%m-%dT%H:%M:%SZ >"$BENCH_OUT/finished.txt"
+mkdir -p docs/bench
 node scripts/bench-data.mjs "$BENCH_OUT" docs/bench/latest.json
 node scripts/bench-charts.mjs
