@@ -3,6 +3,7 @@
 // classification and the M09 near-duplicate join to disclose assessability. Median of 5.
 //   node bench/composition-workerd.mjs     (the bundle must be built: scripts/build.sh)
 import { startWorker, wallet } from '../tests/e2e/lib/worker.mjs';
+import { round, writeSection } from './section.mjs';
 
 const vocabulary = Array.from({ length: 300 }, (_, i) => `word${i}`);
 const messages = [];
@@ -32,6 +33,10 @@ try {
   }
   times.sort((a, b) => a - b);
   console.log(`context-composition precheck at the caps in workerd: ${Buffer.byteLength(body)} bytes, 10000 entries, median ${times[2].toFixed(0)} ms (min ${times[0].toFixed(0)}, max ${times[4].toFixed(0)})`);
+  writeSection('composition-workerd', {
+    body_bytes: Buffer.byteLength(body), entries: 10_000, runs: times.length,
+    median_ms: round(times[2], 1), min_ms: round(times[0], 1), max_ms: round(times[4], 1),
+  });
 } finally {
   await w.stop();
 }

@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync, existsSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from '../tests/e2e/lib/worker.mjs';
+import { round, writeSection } from './section.mjs';
 
 const STARTS = Number(process.env.STARTS ?? 7);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 1500);
@@ -105,3 +106,17 @@ for (const [k, kind] of kinds.entries()) {
     `all ${samples[k].first.map((x) => x.toFixed(1)).join(', ')}), second ${median(samples[k].second).toFixed(1)} ms; ` +
     `start to ready ${(median(samples[k].ready) / 1000).toFixed(2)} s`);
 }
+writeSection('first-request', {
+  starts: STARTS,
+  idle_ms: IDLE_MS,
+  wasm_bytes: { ours: wasmSize(ROOT), floor: wasmSize(FLOOR_DIR) },
+  kinds: kinds.map((kind, k) => ({
+    name: kind.name,
+    path: kind.path,
+    floor: Boolean(kind.floor),
+    first_ms: round(median(samples[k].first), 2),
+    first_all_ms: samples[k].first.map((x) => round(x, 2)),
+    second_ms: round(median(samples[k].second), 2),
+    ready_ms: round(median(samples[k].ready), 0),
+  })),
+});

@@ -21,7 +21,7 @@
 //   LOAD_SAMPLE_EVERY [10], LOAD_PORT [8881] (the VM and the facilitator take the next two ports),
 //   LOAD_ROWS (comma-separated subset of the row names above), LOAD_LOG_LEVEL [info] (wrangler's;
 //   the worker's output is kept in target/load/worker.log), LOAD_FACILITATOR_KEEPALIVE_MS [120000]
-//   (0: Node's default 5 s, see README "Load"), LOAD_PIDS (a file this run appends its child
+//   (0: Node's default 5 s, see docs/benchmarks.md "Load"), LOAD_PIDS (a file this run appends its child
 //   processes to, so scripts/load.sh can end them even if this process dies). CM_STATE_DIR places
 //   the worker's local D1 and Durable Object state (default /dev/shm, see tests/e2e/lib/worker.mjs).
 import { createRequire } from 'node:module';

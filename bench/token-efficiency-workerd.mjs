@@ -31,6 +31,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { startWorker } from '../tests/e2e/lib/worker.mjs';
+import { round, writeSection } from './section.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
@@ -72,6 +73,8 @@ if (BEFORE) {
   const other = await import(pathToFileURL(join(resolve(BEFORE), 'tests/e2e/lib/worker.mjs')).href);
   builds.unshift({ name: 'before', w: await other.startWorker({ port: PORT + 1, vars: { BENCH_ROUTES: '1' }, logLevel: 'warn' }) });
 }
+// The run's figures as data (docs/bench/latest.json): kept only for a plain run of every op on every case.
+const kept = [];
 try {
   const call = async (w, body, op, repeat, attempts = 3) => {
     const t = performance.now();
@@ -157,7 +160,14 @@ try {
       `shaped ${once.budget?.answer.shaped_tokens} tokens, answer ${once.budget?.answer.answer_bytes} bytes; repeat=0 request ` +
       `${(median(share) * 100).toFixed(1)}% of a timed one`);
     builds.forEach(({ name }, b) => console.log(`  ${builds.length > 1 ? `${name}: ` : ''}${line(net[b])}`));
+    kept.push({
+      id, body_bytes: body.length, tokens: expected, passes_per_request: repeat,
+      shaped_tokens: once.budget?.answer.shaped_tokens ?? null, answer_bytes: once.budget?.answer.answer_bytes ?? null,
+      overhead_share: round(median(share), 4),
+      ms: Object.fromEntries(OPS.map((op) => [op, round(median(net[builds.length - 1][op]), 4)])),
+    });
   }
+  if (!BEFORE && !only && OPS === ALL_OPS) writeSection('token-efficiency-workerd', { rounds: ROUNDS, cases: kept });
 } finally {
   for (const { w } of builds) await w.stop();
 }

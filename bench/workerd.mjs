@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { startWorker } from '../tests/e2e/lib/worker.mjs';
+import { round, writeSection } from './section.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
@@ -117,6 +118,21 @@ try {
   if (share >= OVERHEAD_SHARE) console.log(`WARNING: overhead ${(share * 100).toFixed(1)}% is over ${OVERHEAD_SHARE * 100}%`);
   console.log(`ratio workerd vs gpt-tokenizer warm: ${(median(node) / gross).toFixed(2)}x incl. overhead, ` +
     `${(median(node) / net).toFixed(2)}x net; vs first pass ${(nodeFirst / gross).toFixed(2)}x`);
+  // A before/after run is a comparison, not the run's figures: only a plain run is kept as data.
+  if (!before) {
+    writeSection('tokenizer-workerd', {
+      corpus_bytes: Buffer.byteLength(corpus),
+      tokens: expected,
+      rounds: ROUNDS,
+      passes_per_request: repeat,
+      cold_first_request_ms: round(cold.ms, 1),
+      request_ms: round(median(worker), 2),
+      overhead_ms: round(median(overhead), 2),
+      pass_ms: round(gross, 3),
+      pass_net_ms: round(net, 3),
+      gpt_tokenizer: { node: process.version, first_pass_ms: round(nodeFirst, 2), warm_pass_ms: round(median(node), 3) },
+    });
+  }
   if (before) {
     const beforeGross = median(beforeWorker) / repeat;
     const beforeNet = (median(beforeWorker) - median(beforeOverhead)) / repeat;

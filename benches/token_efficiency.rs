@@ -21,13 +21,15 @@
 //! Runs are interleaved so machine noise touches all four alike, and each figure is the fastest of
 //! its runs: on a small shared machine preemption only ever adds time, so the minimum is the
 //! steadiest estimate of the work itself. `TE_BENCH_CASE=<id>` runs one case (for profiling);
-//! `TE_BENCH_DUMP=<dir>` writes each case's body there.
+//! `TE_BENCH_DUMP=<dir>` writes each case's body there. With `BENCH_OUT=<dir>` (scripts/bench.sh
+//! sets it) a run of every case also writes its figures as data to `<dir>/token-efficiency-native.json`,
+//! one section of docs/bench/latest.json (scripts/bench-data.mjs).
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use context_meter::engine::sign::{signed_bytes, Nonce, ReportSigner};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::tokenizer;
-use serde_json::Value;
+use serde_json::{json, Value};
 use sha2::{Digest as _, Sha512};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -238,6 +240,8 @@ fn main() {
         getrandom::fill(&mut seed).unwrap();
         Nonce::Fresh(seed)
     };
+    let mut kept = Vec::new();
+    let every_case = std::env::var("TE_BENCH_CASE").is_err();
     for (id, bytes) in cases {
         let wanted = std::env::var("TE_BENCH_CASE").map_or(true, |only| only == id);
         if !wanted {
@@ -283,6 +287,16 @@ fn main() {
         let (pre, run, tail) = (fastest(pre), fastest(run), fastest(tail));
         let pre_fits = fastest(pre_fits);
         let digest = fastest(digest);
+        let round = |d: Duration| (ms(d) * 1e4).round() / 1e4;
+        kept.push(json!({
+            "id": id, "body_bytes": bytes.len(), "runs": runs_for(&id),
+            "ms": {
+                "count": round(one), "analyse": round(analysed), "precheck": round(pre),
+                "fits": round(pre_fits), "budget": round(run), "signed_body": round(tail),
+                "digest": round(digest),
+            },
+            "applications": applications.clone(),
+        }));
         println!(
             "{id}: {} bytes; one tokenization {:.2} ms (with the S-4 prefix analysis {:.2}x); precheck {:.2} ms ({:.2}x; fits path {:.2}x); budget {:.2} ms ({:.2}x, signed body {:.2}x; floor {:.2}x: SHA-512 of the signed bytes {:.2}x); applications {applications}",
             bytes.len(),
@@ -297,5 +311,12 @@ fn main() {
             1.0 + digest.as_secs_f64() / one.as_secs_f64(),
             digest.as_secs_f64() / one.as_secs_f64(),
         );
+    }
+    if let (Ok(dir), true) = (std::env::var("BENCH_OUT"), every_case) {
+        std::fs::create_dir_all(&dir).expect("BENCH_OUT");
+        let data = json!({ "runs": RUNS, "cases": kept });
+        let text = serde_json::to_string_pretty(&data).unwrap() + "\n";
+        std::fs::write(format!("{dir}/token-efficiency-native.json"), text)
+            .expect("BENCH_OUT section");
     }
 }

@@ -6,8 +6,12 @@
 //! on the mixed corpus for both; the worst case (one 256 KiB word) against the same bytes of mixed
 //! text; and S-4 prefix search per query against a binary search that re-tokenizes the whole
 //! prefix per probe.
+//!
+//! With `BENCH_OUT=<dir>` (scripts/bench.sh sets it) the same figures are also written as data to
+//! `<dir>/tokenizer-native.json`, one section of docs/bench/latest.json (scripts/bench-data.mjs).
 
 use context_meter::engine::tokenizer::{count, encode, largest_fitting_prefix};
+use serde_json::{json, Value};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -86,6 +90,16 @@ fn main() {
     assert_eq!(n, ids.len());
     let (stock_ids, stock_time) = best_of(3, || stock.encode_ordinary(black_box(&mixed)));
     let differing = ids.iter().zip(&stock_ids).position(|(a, b)| a != b);
+    let mut data = json!({
+        "corpus_bytes": bytes,
+        "tokens": ids.len(),
+        "cold_start_ms": { "ours_first_count": round(ms(ours_cold), 4), "tiktoken_rs_table": round(ms(stock_cold), 2) },
+        "ours_encode_ms": round(ms(ours), 3),
+        "ours_count_ms": round(ms(ours_count), 3),
+        "tiktoken_rs_encode_ordinary_ms": round(ms(stock_time), 3),
+        "tiktoken_rs_tokens": stock_ids.len(),
+    });
+    let (mut worst, mut s4) = (Vec::<Value>::new(), Vec::<Value>::new());
     println!(
         "mixed corpus {bytes} bytes -> {} tokens: ours encode {:.1} ms = {:.1} MiB/s, count {:.1} ms = {:.1} MiB/s; \
          tiktoken-rs encode_ordinary {:.1} ms = {:.1} MiB/s ({} tokens{}) -> ours/stock {:.2}x",
@@ -109,6 +123,7 @@ fn main() {
         ("'a' repeated", "a".repeat(256 * KIB)),
     ] {
         let (n, word_time) = best_of(3, || count(black_box(&word)));
+        worst.push(json!({ "word": name, "tokens": n, "ms": round(ms(word_time), 3), "mixed_ms": round(ms(slice_time), 3) }));
         println!(
             "worst case, one 256 KiB word ({name}): {n} tokens in {:.1} ms vs 256 KiB mixed {:.1} ms -> {:.2}x",
             ms(word_time),
@@ -119,6 +134,9 @@ fn main() {
     for kib in [32, 256] {
         let word = random_letters(kib * KIB);
         let (_, t) = time(|| stock.encode_ordinary(black_box(&word)).len());
+        worst.push(
+            json!({ "word": format!("random a-z, {kib} KiB, tiktoken-rs"), "ms": round(ms(t), 3) }),
+        );
         println!(
             "tiktoken-rs stock, one {kib} KiB word (random a-z): {:.1} ms ({:.1} us/KiB)",
             ms(t),
@@ -138,6 +156,7 @@ fn main() {
             )
         })
     });
+    s4.push(json!({ "text": "one 256 KiB word", "budget": word_budget, "ms": round(ms(word_query), 3) }));
     println!(
         "S-4 prefix search inside one 256 KiB word, budget {word_budget}: {:.1} ms per query (L = {found:?})",
         ms(word_query)
@@ -155,6 +174,7 @@ fn main() {
             )
         })
     });
+    s4.push(json!({ "text": "one 256 KiB space run", "budget": spaces_budget, "ms": round(ms(spaces_query), 3) }));
     println!(
         "S-4 prefix search inside one 256 KiB space run, budget {spaces_budget}: \
          {:.1} ms per query (L = {found:?})",
@@ -188,6 +208,10 @@ fn main() {
             }
             (lo, probes)
         });
+        s4.push(json!({
+            "text": "1 MiB mixed corpus", "budget": budget, "ms": round(ms(ours_query), 3),
+            "bisection_ms": round(ms(bisect_time), 3), "bisection_probes": bisected.1,
+        }));
         println!(
             "S-4 prefix search, budget {budget} tokens: ours {:.1} ms per query (L = {found:?}); \
              binary search with full re-tokenization {:.1} ms ({} probes, L = {})",
@@ -196,5 +220,23 @@ fn main() {
             bisected.1,
             bisected.0
         );
+    }
+    data["worst_case_256_kib_word"] = Value::from(worst);
+    data["s4_prefix_search"] = Value::from(s4);
+    write_section("tokenizer-native", &data);
+}
+
+/// `x` to `digits` decimals (the data keeps what the printed line shows, and a bit more).
+fn round(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
+}
+
+/// Writes `data` to `$BENCH_OUT/<name>.json` when BENCH_OUT is set (scripts/bench.sh).
+fn write_section(name: &str, data: &Value) {
+    if let Ok(dir) = std::env::var("BENCH_OUT") {
+        std::fs::create_dir_all(&dir).expect("BENCH_OUT");
+        let text = serde_json::to_string_pretty(data).unwrap() + "\n";
+        std::fs::write(format!("{dir}/{name}.json"), text).expect("BENCH_OUT section");
     }
 }

@@ -13,4 +13,8 @@ mkdir -p "$(dirname "$corpus")"
 node corpus/tokenizer/bench.mjs make "$corpus"
 cargo bench --bench tokenizer -- "$corpus"
 node corpus/tokenizer/bench.mjs run "$corpus"
-bash scripts/bench-tokenizer-ab.sh
+if [ -n "${BENCH_OUT:-}" ]; then # make bench keeps the printed lines in its data (bench/section.mjs)
+  bash scripts/bench-tokenizer-ab.sh | tee "$BENCH_OUT/tokenizer-ab.txt"
+else
+  bash scripts/bench-tokenizer-ab.sh
+fi

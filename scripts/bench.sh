@@ -10,11 +10,23 @@
 #     worker in real workerd vs gpt-tokenizer in Node;
 #  4. engine targets natively (release): token-efficiency budget/precheck at the cap vs one tokenization,
 #     context-composition audit at the caps, TOON vs serde_json;
-#  5. the same token-efficiency bodies (written by 4) through the bench build in real workerd.
+#  5. the same token-efficiency bodies (written by 4) through the bench build in real workerd;
+#  6. the run as data: each step above wrote its figures to target/bench/ (BENCH_OUT, see
+#     bench/section.mjs); scripts/bench-data.mjs merges them, with the date and the machine, into
+#     docs/bench/latest.json, and scripts/bench-charts.mjs draws docs/bench/*.svg from it and writes
+#     docs/benchmarks.md's headline table. Commit the three together: tests/scripts/bench_charts.test.mjs
+#     holds the charts and the table to the committed data.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 bash scripts/setup.sh
+export BENCH_OUT="$ROOT/target/bench"
+rm -rf "$BENCH_OUT" && mkdir -p "$BENCH_OUT"
+date -u +%Y-%m-%dT%H:%M:%SZ >"$BENCH_OUT/started.txt"
+# What was measured: the commit, and whether tracked files other than the docs (docs/, *.md) differed from it.
+git rev-parse --short HEAD >"$BENCH_OUT/commit.txt"
+git status --porcelain --untracked-files=no -- . ':!docs' ':!*.md' >"$BENCH_OUT/changes.txt"
+cut -d' ' -f1-3 /proc/loadavg >"$BENCH_OUT/loadavg-start.txt"
 echo "== tokenizer (native, Node)"
 bash scripts/bench-tokenizer.sh
 echo "== production bundle: size, first request"
@@ -32,7 +44,15 @@ echo "== engines (release, ignored timing tests)"
 mkdir -p target/te-bench
 TE_BENCH_DUMP=target/te-bench cargo bench --quiet --bench token_efficiency 2>/dev/null
 # (a failing timing test fails the bench; only grep's "no line left" is forgiven)
-cargo test --release --quiet --test composition -- --ignored corpus:: --nocapture 2>/dev/null | { grep -v '^$' || true; }
-cargo test --release --quiet --test token_opt -- --ignored toon_speed:: --nocapture 2>/dev/null | { grep -v '^$' || true; }
+cargo test --release --quiet --test composition -- --ignored corpus:: --nocapture 2>/dev/null | { grep -v '^$' || true; } \
+  | tee "$BENCH_OUT/composition-native.txt"
+cargo test --release --quiet --test token_opt -- --ignored toon_speed:: --nocapture 2>/dev/null | { grep -v '^$' || true; } \
+  | tee "$BENCH_OUT/toon-native.txt"
 echo "== token-efficiency in workerd (the bodies of the native benchmark above)"
 node bench/token-efficiency-workerd.mjs target/te-bench
+echo "== the run as data: docs/bench/latest.json, docs/bench/*.svg, docs/benchmarks.md's headline table"
+cut -d' ' -f1-3 /proc/loadavg >"$BENCH_OUT/loadavg-end.txt"
+date -u +%Y-%m-%dT%H:%M:%SZ >"$BENCH_OUT/finished.txt"
+mkdir -p docs/bench
+node scripts/bench-data.mjs "$BENCH_OUT" docs/bench/latest.json
+node scripts/bench-charts.mjs

@@ -32,8 +32,10 @@ if [ "${1:-}" = "--sections" ]; then
     for (const k of ["data", "code", "name", "rest"]) fs.writeFileSync(`${dir}/${k}.bin`, Buffer.concat(parts[k] || []));
   ' "$wasm" "$dir"
   printf '| section | raw | gzip -9 |\n|---|---|---|\n'
+  sections=""
   for s in data code name rest; do
     printf '| %s | %s B | %s B |\n' "$s" "$(wc -c <"$dir/$s.bin")" "$(gz "$dir/$s.bin")"
+    sections+="\"$s\": {\"raw\": $(wc -c <"$dir/$s.bin"), \"gzip\": $(gz "$dir/$s.bin")}, "
   done
   printf '| whole module | %s B | %s B |\n' "$(wc -c <"$wasm")" "$(gz "$wasm")"
 fi
@@ -42,6 +44,12 @@ headroom=$((limit - size))
 if [ "$size" -le "$target" ]; then goal="met, $((target - size)) B under"; else goal="$((size - target)) B to go"; fi
 echo "bundle: $wasm $(wc -c <"$wasm") B, gzip -9 $size B; limit $limit B, headroom $headroom B;" \
   "1.5 MiB target ($target B): $goal"
+# As data for `make bench` (scripts/bench.sh sets BENCH_OUT; bench/section.mjs says why).
+if [ -n "${BENCH_OUT:-}" ] && [ "${1:-}" = "--sections" ]; then
+  mkdir -p "$BENCH_OUT"
+  printf '{"wasm_bytes": %s, "gzip_bytes": %s, "target_bytes": %s, "sections": {%s}}\n' \
+    "$(wc -c <"$wasm")" "$size" "$target" "${sections%, }" >"$BENCH_OUT/bundle.json"
+fi
 if [ "$size" -gt "$limit" ]; then
   echo "bundle-size: FAIL, gzip -9 of the wasm is $((-headroom)) B over the limit"
   exit 1

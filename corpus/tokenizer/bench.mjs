@@ -5,6 +5,7 @@
 //   node corpus/tokenizer/bench.mjs run <corpus.txt>  gpt-tokenizer 4.0.0 cold start and throughput.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
+import { round, writeSection } from '../../bench/section.mjs'
 
 const [mode, file] = process.argv.slice(2)
 const MIB = 1024 * 1024
@@ -44,6 +45,10 @@ if (mode === 'make') {
   const mbps = (ms) => (bytes / MIB / (ms / 1000)).toFixed(2)
   console.log(`gpt-tokenizer (node ${process.versions.node}): cold start (import + first encode) ${cold.toFixed(1)} ms [${firstIds.length} ids]`)
   console.log(`gpt-tokenizer: ${bytes} bytes -> ${tokens} tokens; first pass ${first.toFixed(1)} ms = ${mbps(first)} MiB/s; warm (merge cache) best of 3 ${best.toFixed(1)} ms = ${mbps(best)} MiB/s`)
+  writeSection('tokenizer-node', {
+    node: process.version, corpus_bytes: bytes, tokens,
+    cold_start_ms: round(cold, 1), first_pass_ms: round(first, 2), warm_best_of_3_ms: round(best, 2),
+  })
 } else {
   throw new Error('usage: bench.mjs make|run <file>')
 }
