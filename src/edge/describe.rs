@@ -69,7 +69,7 @@ pub fn index(
         "families": families,
         "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
                     "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
-        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics"}
+        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics", "readiness": "/ready"}
     })
 }
 
@@ -136,7 +136,10 @@ pub fn llms_txt(index: &Value) -> String {
          Refusals there are `application/problem+json`.\n\
          - Send `Idempotency-Key` (16-128 of `[A-Za-z0-9_-]`) on every paid call, and retry only with the \
          identical key, body and `PAYMENT-SIGNATURE`. On 409 `PAYMENT_UNCERTAIN` never pay again under that \
-         key: retry after `Retry-After`. The served documents list every payment state under `payment`.\n\
+         key: retry after `Retry-After`. Lost the answer to a paid call? Send the identical request again \
+         (same key, body and credential; the pack also with no credential): the result is delivered again with \
+         the original receipt, never charged twice. The served documents list every payment state under `payment`.\n\
+         - Before paying, [GET /ready](/ready) says whether every configured rail can take money now.\n\
          - Free checks name the caller's wallet: `caller` in the body where the input has one, else the \
          `X-Caller` header. Malformed input is refused free, before any allowance or payment is touched.\n\
          \n## Verifying a report\n\n\

@@ -3,26 +3,36 @@
 //! (`wallet:<address>`) holding only the times of its recent payment attempts. Never one global
 //! object. Each request reads the record, applies one pure transition and writes the result; no
 //! other await happens in between, so the runtime's input gate makes every read-modify-write
-//! atomic. An alarm deletes everything the object holds when its time is up: a key's record (and
-//! the pack's keyed fingerprint with it) 24 hours after it was created, a wallet's attempt times
-//! one attempt window after the last one.
+//! atomic. A key's record is also its payment's ledger outbox (`engine::payment::outbox`): the
+//! alarm writes the row the payment owes whenever the worker could not (D1 failed, or the worker
+//! went away after the payment settled), retrying with back-off until D1 confirms. Then it deletes
+//! everything the object holds when its time is up: a key's record (and the pack's keyed
+//! fingerprint with it) 24 hours after it was created, never while it still owes a row; a
+//! wallet's failed-attempt times one attempt window after the last one.
 //!
-//! Protocol (JSON over the stub's fetch, internal only):
-//! `{"op":"begin","route_id","fingerprint"?,"claim_key","now_ms","lease_ms","max_attempts"}` →
-//!   a `Decision` (`{"decision":"fresh"|"resume"|"reconcile"|…, …}`);
-//! `{"op":"settling"|"settled"|"uncertain"|"delivered"|"release","claim_key",…}` →
+//! Protocol (JSON over the stub's fetch, internal only; each command and each decision is an
+//! externally tagged enum, `{"<op>": {…}}`, so neither side buffers a message to find its tag):
+//! `{"begin":{route_id, fingerprint?, claim_key, now_ms, lease_ms, max_attempts}}` → a `Decision`
+//!   (`"fresh"`, `{"redeliver":{…}}`, `{"in_progress":{retry_after_ms}}`, …);
+//! `{"settling"|"settled"|"uncertain"|"delivered"|"release":{claim_key, …}}` →
 //!   `{"ok":true}` or `{"ok":false,"error":"not_holder"|"wrong_state"}`;
-//! `{"op":"wallet_attempt","now_ms","max_attempts"}` → `{"ok":bool,"retry_after_ms"?}`;
-//! `{"op":"bind","binding"}` (an EVM authorization's object, `evm:<claim key>`) → `{"ok":true}` when
-//!   the authorization is unbound (then bound to `binding`, route and key) or bound to the same call,
-//!   else `{"ok":false,"error":"bound_elsewhere"}`.
-//! `{"op":"challenge_use","tx_hash","now_ms"}` (MPP, object `mpp:<challenge id>`) → `{"ok":bool}`.
+//! `{"peek":{route_id, fingerprint?, now_ms, lease_ms}}` (a request with no payment) → a
+//!   `Decision` (`"fresh"`: answer the challenge);
+//! `{"challenge_expiry":{now_ms, ttl_ms}}` → `{"expires_ms"}` (MPP: one challenge per key);
+//! `{"wallet_check":{now_ms, max_attempts}}` → `{"ok":bool,"retry_after_ms"?}`;
+//! `{"wallet_failure":{now_ms}}` → `{"ok":true}` (a refused or failed attempt counted);
+//! `{"bind":{binding}}` (an EVM authorization's object, `evm:<claim key>`) → `{"ok":true}` when the
+//!   authorization is unbound (then bound to `binding`, route and key) or bound to the same call,
+//!   else `{"ok":false,"error":"bound_elsewhere"}`;
+//! `{"challenge_use":{tx_hash, now_ms}}` (MPP, object `mpp:<challenge id>`) → `{"ok":bool}`.
 //! The worker's client ([`call`], [`transition`]) is at the end, beside the object it talks to.
 
 use crate::engine::payment::guard::SettledFacts;
+use crate::engine::payment::idempotency::AlarmStep;
 use crate::engine::payment::idempotency::{
     self, count_attempt, Attempt, KeyRecord, TransitionError, ATTEMPT_WINDOW_MS, RECORD_TTL_MS,
 };
+use crate::engine::payment::outbox::{self, PendingRow};
 use crate::engine::payment::PaymentError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -40,6 +50,7 @@ const RECORD: &str = "record";
 const ATTEMPTS: &str = "attempts";
 const CALL_BINDING: &str = "binding";
 const CHALLENGE_USE: &str = "challenge_use";
+const CHALLENGE_EXPIRY: &str = "challenge_expiry";
 
 /// The object name of a key's record.
 pub fn key_object(idempotency_key: &str) -> String {
@@ -58,7 +69,7 @@ pub fn wallet_object(wallet: &str) -> String {
 
 /// A command sent to the guard.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Command {
     Begin {
         route_id: String,
@@ -73,6 +84,9 @@ pub enum Command {
         claim_key: String,
         now_ms: u64,
         lease_ms: u64,
+        /// The ledger row the payment will owe (its closed fields).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        row: Option<PendingRow>,
     },
     Settled {
         claim_key: String,
@@ -85,13 +99,33 @@ pub enum Command {
     },
     Delivered {
         claim_key: String,
+        /// Whether the worker's own ledger write succeeded (else the alarm writes the row).
+        row_written: bool,
     },
     Release {
         claim_key: String,
     },
-    WalletAttempt {
+    /// A request under a key that carries no payment (the pack's, on either rail).
+    Peek {
+        route_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fingerprint: Option<String>,
+        now_ms: u64,
+        lease_ms: u64,
+    },
+    /// The expiry of the challenge the key's unpaid requests share.
+    ChallengeExpiry {
+        now_ms: u64,
+        ttl_ms: u64,
+    },
+    /// May this wallet attempt a payment? (Counts nothing.)
+    WalletCheck {
         now_ms: u64,
         max_attempts: u32,
+    },
+    /// One of this wallet's attempts was refused, unverified or failed: it counts.
+    WalletFailure {
+        now_ms: u64,
     },
     Bind {
         binding: String,
@@ -126,13 +160,33 @@ impl TransitionAnswer {
 #[durable_object]
 pub struct PaymentGuard {
     state: State,
-    #[allow(dead_code)]
     env: Env,
+}
+
+fn now_ms() -> u64 {
+    worker::Date::now().as_millis()
 }
 
 impl PaymentGuard {
     async fn record(&self) -> Result<Option<KeyRecord>> {
         self.state.storage().get::<KeyRecord>(RECORD).await
+    }
+
+    /// Stores the record and sets the alarm to its next step: an owed row at once (or after the
+    /// settling worker's lease), else the record's 24 hours.
+    async fn put_record(&self, record: &KeyRecord) -> Result<()> {
+        self.state.storage().put(RECORD, record).await?;
+        let now = now_ms();
+        let at = match idempotency::alarm_step(record, now) {
+            AlarmStep::Wait { at_ms } => at_ms,
+            AlarmStep::WriteRow { .. } | AlarmStep::Delete => {
+                now.saturating_add(outbox::retry_delay_ms(record.row_failures))
+            }
+        };
+        self.state
+            .storage()
+            .set_alarm(Duration::from_millis(at.saturating_sub(now).max(1)))
+            .await
     }
 
     async fn transition(
@@ -141,7 +195,7 @@ impl PaymentGuard {
     ) -> Result<Response> {
         let answer = match next {
             Ok(record) => {
-                self.state.storage().put(RECORD, record).await?;
+                self.put_record(&record).await?;
                 TransitionAnswer::ok()
             }
             Err(error) => TransitionAnswer {
@@ -181,22 +235,18 @@ impl PaymentGuard {
         Response::from_json(&answer)
     }
 
-    async fn wallet_attempt(&self, now_ms: u64, max_attempts: u32) -> Result<Response> {
+    /// A wallet's failed attempts in the window: refused past `max_attempts` (nothing counted
+    /// here: only a failure counts, in [`Self::wallet_failure`]).
+    async fn wallet_check(&self, now_ms: u64, max_attempts: u32) -> Result<Response> {
         let mut attempts = self
             .state
             .storage()
             .get::<Vec<u64>>(ATTEMPTS)
             .await?
             .unwrap_or_default();
+        // Counted into a copy that is not stored: the check alone.
         let answer = match count_attempt(&mut attempts, now_ms, max_attempts) {
-            Ok(()) => {
-                self.state.storage().put(ATTEMPTS, attempts).await?;
-                self.state
-                    .storage()
-                    .set_alarm(Duration::from_millis(ATTEMPT_WINDOW_MS))
-                    .await?;
-                TransitionAnswer::ok()
-            }
+            Ok(()) => TransitionAnswer::ok(),
             Err(wait) => TransitionAnswer {
                 ok: false,
                 error: Some("rate_limited".to_owned()),
@@ -204,6 +254,64 @@ impl PaymentGuard {
             },
         };
         Response::from_json(&answer)
+    }
+
+    async fn wallet_failure(&self, now_ms: u64) -> Result<Response> {
+        let mut attempts = self
+            .state
+            .storage()
+            .get::<Vec<u64>>(ATTEMPTS)
+            .await?
+            .unwrap_or_default();
+        let _ = count_attempt(&mut attempts, now_ms, u32::MAX);
+        self.state.storage().put(ATTEMPTS, attempts).await?;
+        self.state
+            .storage()
+            .set_alarm(Duration::from_millis(ATTEMPT_WINDOW_MS))
+            .await?;
+        Response::from_json(&TransitionAnswer::ok())
+    }
+
+    /// The challenge the key's unpaid requests share (kept until it expires).
+    async fn challenge_expiry(&self, now_ms: u64, ttl_ms: u64) -> Result<Response> {
+        let storage = self.state.storage();
+        let issued = storage.get::<u64>(CHALLENGE_EXPIRY).await?;
+        let expires_ms = idempotency::challenge_expiry(issued, now_ms, ttl_ms);
+        if issued != Some(expires_ms) {
+            storage.put(CHALLENGE_EXPIRY, expires_ms).await?;
+            if self.record().await?.is_none() {
+                storage
+                    .set_alarm(Duration::from_millis(ttl_ms.max(1)))
+                    .await?;
+            }
+        }
+        Response::from_json(&serde_json::json!({ "expires_ms": expires_ms }))
+    }
+
+    /// The alarm: write the row the record owes (then plan again), or delete everything when the
+    /// object's time is up. An object without a record (a wallet's, an authorization's, a
+    /// challenge's) holds nothing that outlives its alarm.
+    async fn on_alarm(&self) -> Result<()> {
+        let Some(record) = self.record().await? else {
+            return self.state.storage().delete_all().await;
+        };
+        match idempotency::alarm_step(&record, now_ms()) {
+            AlarmStep::Delete => self.state.storage().delete_all().await,
+            AlarmStep::Wait { .. } => self.put_record(&record).await,
+            AlarmStep::WriteRow { delivered } => {
+                let (Some(row), Some(facts)) = (&record.row, &record.settled) else {
+                    return self.put_record(&record).await;
+                };
+                let written = crate::edge::ledger::write(&self.env, row, facts, delivered)
+                    .await
+                    .is_ok();
+                if !written {
+                    worker::console_error!("payment guard: ledger row not written, retrying");
+                }
+                self.put_record(&idempotency::row_outcome(&record, written))
+                    .await
+            }
+        }
     }
 }
 
@@ -237,12 +345,16 @@ impl DurableObject for PaymentGuard {
         let Ok(command) = req.json::<Command>().await else {
             return Response::error("bad guard command", 400);
         };
-        if let Command::WalletAttempt {
-            now_ms,
-            max_attempts,
-        } = command
-        {
-            return self.wallet_attempt(now_ms, max_attempts).await;
+        match command {
+            Command::WalletCheck {
+                now_ms,
+                max_attempts,
+            } => return self.wallet_check(now_ms, max_attempts).await,
+            Command::WalletFailure { now_ms } => return self.wallet_failure(now_ms).await,
+            Command::ChallengeExpiry { now_ms, ttl_ms } => {
+                return self.challenge_expiry(now_ms, ttl_ms).await
+            }
+            _ => {}
         }
         if let Command::Bind { binding } = command {
             return self.bind(binding).await;
@@ -271,16 +383,26 @@ impl DurableObject for PaymentGuard {
                 };
                 let (decision, record) = idempotency::begin(existing, &attempt);
                 if let Some(record) = record {
-                    let created = record.created_ms;
-                    let new_record = existing.map(|r| r.created_ms) != Some(created);
-                    self.state.storage().put(RECORD, record).await?;
-                    if new_record {
-                        // The record (and the pack's fingerprint in it) goes 24 hours after it began.
-                        self.state
-                            .storage()
-                            .set_alarm(Duration::from_millis(RECORD_TTL_MS))
-                            .await?;
-                    }
+                    // The record (and the pack's fingerprint in it) goes 24 hours after it began.
+                    self.put_record(&record).await?;
+                }
+                Response::from_json(&decision)
+            }
+            Command::Peek {
+                route_id,
+                fingerprint,
+                now_ms,
+                lease_ms,
+            } => {
+                let (decision, record) = idempotency::peek(
+                    existing,
+                    &route_id,
+                    fingerprint.as_deref(),
+                    now_ms,
+                    lease_ms,
+                );
+                if let Some(record) = record {
+                    self.put_record(&record).await?;
                 }
                 Response::from_json(&decision)
             }
@@ -288,9 +410,10 @@ impl DurableObject for PaymentGuard {
                 claim_key,
                 now_ms,
                 lease_ms,
+                row,
             } => {
                 self.transition(idempotency::settling(
-                    existing, &claim_key, now_ms, lease_ms,
+                    existing, &claim_key, now_ms, lease_ms, row,
                 ))
                 .await
             }
@@ -311,25 +434,29 @@ impl DurableObject for PaymentGuard {
                 ))
                 .await
             }
-            Command::Delivered { claim_key } => {
-                self.transition(idempotency::delivered(existing, &claim_key))
+            Command::Delivered {
+                claim_key,
+                row_written,
+            } => {
+                self.transition(idempotency::delivered(existing, &claim_key, row_written))
                     .await
             }
             Command::Release { claim_key } => {
                 if let Some(record) = idempotency::release(existing, &claim_key) {
-                    self.state.storage().put(RECORD, record).await?;
+                    self.put_record(&record).await?;
                 }
                 Response::from_json(&TransitionAnswer::ok())
             }
-            Command::WalletAttempt { .. } | Command::Bind { .. } | Command::ChallengeUse { .. } => {
-                Response::error("unreachable", 500)
-            }
+            Command::WalletCheck { .. }
+            | Command::WalletFailure { .. }
+            | Command::ChallengeExpiry { .. }
+            | Command::Bind { .. }
+            | Command::ChallengeUse { .. } => Response::error("unreachable", 500),
         }
     }
 
     async fn alarm(&self) -> Result<Response> {
-        // Time is up: the key's record (fingerprint included) or the wallet's attempt times go.
-        self.state.storage().delete_all().await?;
+        self.on_alarm().await?;
         Response::ok("")
     }
 }
@@ -341,6 +468,17 @@ pub async fn call<T: serde::de::DeserializeOwned>(
     object: &str,
     command: &Command,
 ) -> std::result::Result<T, PaymentError> {
+    let answer = call_bytes(env, object, command).await?;
+    serde_json::from_slice(&answer).map_err(|_| PaymentError::StateUnavailable)
+}
+
+/// The exchange itself, once for every answer type (only the reading is generic: each
+/// instantiation of a future this size costs the bundle ~15 KB).
+async fn call_bytes(
+    env: &Env,
+    object: &str,
+    command: &Command,
+) -> std::result::Result<Vec<u8>, PaymentError> {
     let call = async {
         let stub = env
             .durable_object(BINDING)?
@@ -354,7 +492,7 @@ pub async fn call<T: serde::de::DeserializeOwned>(
             .with_body(Some(JsValue::from_str(&serde_json::to_string(command)?)));
         let request = Request::new_with_init("https://payment-guard/", &init)?;
         let mut response = stub.fetch_with_request(request).await?;
-        response.json::<T>().await
+        response.bytes().await
     };
     call.await.map_err(|_| PaymentError::StateUnavailable)
 }
@@ -384,35 +522,54 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(&begin).unwrap(),
-            json!({"op":"begin","route_id":"r","claim_key":"k","now_ms":5,"lease_ms":9,"max_attempts":3})
+            json!({"begin": {"route_id":"r","claim_key":"k","now_ms":5,"lease_ms":9,"max_attempts":3}})
         );
         assert_eq!(
             serde_json::to_value(Command::Release {
                 claim_key: "k".into()
             })
             .unwrap(),
-            json!({"op":"release","claim_key":"k"})
+            json!({"release": {"claim_key":"k"}})
         );
-        let settled: Command =
-            serde_json::from_value(json!({"op":"settled","claim_key":"k","facts":{
-            "tx_sig":"s","payer":"p","fee_lamports":10001,"house":false,"settled_ms":7}}))
-            .unwrap();
+        let settled: Command = serde_json::from_value(json!({"settled": {"claim_key":"k","facts":{
+            "tx_sig":"s","payer":"p","fee_lamports":10001,"house":false,"settled_ms":7}}}))
+        .unwrap();
         assert!(matches!(settled, Command::Settled { facts, .. } if facts.fee_lamports == 10_001));
-        assert!(serde_json::from_value::<Command>(json!({"op":"steal"})).is_err());
+        assert!(serde_json::from_value::<Command>(json!({"steal": {}})).is_err());
+        assert!(serde_json::from_value::<Command>(json!({"op": "begin"})).is_err());
         assert_eq!(
             serde_json::to_value(Decision::InProgress { retry_after_ms: 4 }).unwrap(),
-            json!({"decision":"in_progress","retry_after_ms":4})
+            json!({"in_progress": {"retry_after_ms": 4}})
         );
         assert_eq!(
             serde_json::to_value(Decision::Fresh).unwrap(),
-            json!({"decision":"fresh"})
+            json!("fresh")
+        );
+        let back: Decision = serde_json::from_value(json!({"redeliver": {"facts": {
+            "tx_sig":"s","payer":"p","fee_lamports":0,"house":false,"settled_ms":7},
+            "row": {"table":"t","network":"n","price_units":1,"ts_ms":2,"columns":[["op","pack"],["n",3],["z",null]]},
+            "claim_key":"c","first_delivery":false}}))
+        .unwrap();
+        let Decision::Redeliver { row: Some(row), .. } = back else {
+            panic!("a re-delivery with its row");
+        };
+        assert_eq!(
+            row.columns,
+            vec![
+                (
+                    "op".to_owned(),
+                    crate::engine::LedgerValue::Text("pack".into())
+                ),
+                ("n".to_owned(), crate::engine::LedgerValue::Int(3)),
+                ("z".to_owned(), crate::engine::LedgerValue::Null),
+            ]
         );
         assert_eq!(
             serde_json::to_value(Command::Bind {
                 binding: "r\nk".into()
             })
             .unwrap(),
-            json!({"op":"bind","binding":"r\nk"})
+            json!({"bind": {"binding":"r\nk"}})
         );
         assert_eq!(key_object("abc"), "key:abc");
         assert_eq!(wallet_object("W"), "wallet:W");
@@ -423,7 +580,7 @@ mod tests {
                 now_ms: 3
             })
             .unwrap(),
-            json!({"op":"challenge_use","tx_hash":"0x1","now_ms":3})
+            json!({"challenge_use": {"tx_hash":"0x1","now_ms":3}})
         );
     }
 }

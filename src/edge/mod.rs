@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod payment;
 pub mod pipeline;
+pub mod ready;
 pub mod respond;
 pub mod route_docs;
 pub mod routes;

@@ -135,6 +135,16 @@ fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limi
         Handler::LlmsTxt => {
             responses.insert("200".into(), json!({"description": "Markdown for agents (llmstxt.org layout)", "content": {"text/markdown": {"schema": {"type": "string"}}}}));
         }
+        Handler::Ready => {
+            responses.insert(
+                "200".into(),
+                json!({"description": "Every configured payment rail can take money; D1, Durable Objects and the signing key answer", "content": json_content(json!({"type": "object", "required": ["ready", "rails"]}))}),
+            );
+            responses.insert(
+                "503".into(),
+                json!({"description": "Not ready: each check's closed code says which (not_configured, config_invalid, facilitator_unavailable, scheme_unsupported, rpc_unavailable, chain_mismatch, unavailable)", "content": json_content(json!({"type": "object", "required": ["ready", "rails"]}))}),
+            );
+        }
         Handler::Index | Handler::OpenApi | Handler::WellKnownX402 | Handler::Document(_) => {
             responses.insert(
                 "200".into(),

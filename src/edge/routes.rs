@@ -31,6 +31,8 @@ pub enum Handler {
     /// `GET /.well-known/x402`: the paid routes' URLs, for indexers that fan out from it.
     WellKnownX402,
     Metrics,
+    /// `GET /ready`: whether every configured payment rail can take money now.
+    Ready,
     /// The family's served criteria or contract document.
     Document(&'static Family),
     /// The family's free check (precheck or preflight), rate-limited by the free tier.
@@ -83,7 +85,7 @@ const fn post(path: &'static str, handler: Handler, summary: &'static str) -> Ro
 }
 
 /// The routes every deployment answers besides the families'.
-const SERVICE: [Route; 5] = [
+const SERVICE: [Route; 6] = [
     get(
         "/",
         Handler::Index,
@@ -108,6 +110,11 @@ const SERVICE: [Route; 5] = [
         "/metrics",
         Handler::Metrics,
         "Prometheus text: counts by route and outcome only",
+    ),
+    get(
+        "/ready",
+        Handler::Ready,
+        "Readiness: per payment rail configured / facilitator supports it / chain answers; D1, Durable Objects, signing key (200 ready, else 503)",
     ),
 ];
 
@@ -210,6 +217,7 @@ mod tests {
                 "/openapi.json",
                 "/.well-known/x402",
                 "/metrics",
+                "/ready",
                 "/token-efficiency/criteria",
                 "/token-efficiency/precheck",
                 "/token-efficiency/budget",

@@ -52,11 +52,74 @@ macro_rules! every_variant {
 pub(crate) use every_variant;
 
 /// A value of one ledger column (D1 stores integers and text; nothing else is ever written).
+/// Serialized as the bare JSON value (a payment's record holds its row until D1 confirms it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LedgerValue {
     Int(i64),
     Text(String),
     Null,
+}
+
+impl serde::Serialize for LedgerValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LedgerValue::Int(n) => serializer.serialize_i64(*n),
+            LedgerValue::Text(s) => serializer.serialize_str(s),
+            LedgerValue::Null => serializer.serialize_unit(),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LedgerValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LedgerVisitor)
+    }
+}
+
+/// Reads a ledger value from an integer, a string or null (one small visitor, whatever the
+/// deserializer: the guard's wire, its storage).
+struct LedgerVisitor;
+
+impl serde::de::Visitor<'_> for LedgerVisitor {
+    type Value = LedgerValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an integer, a string or null")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<LedgerValue, E> {
+        Ok(LedgerValue::Int(n))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<LedgerValue, E> {
+        i64::try_from(n)
+            .map(LedgerValue::Int)
+            .map_err(|_| E::custom("ledger integer"))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<LedgerValue, E> {
+        // serde-wasm-bindgen hands JavaScript numbers over as f64; a ledger integer is exact.
+        let exact = n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0;
+        exact
+            .then_some(LedgerValue::Int(n as i64))
+            .ok_or_else(|| E::custom("ledger integer"))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<LedgerValue, E> {
+        Ok(LedgerValue::Text(s.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<LedgerValue, E> {
+        Ok(LedgerValue::Text(s))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<LedgerValue, E> {
+        Ok(LedgerValue::Null)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<LedgerValue, E> {
+        Ok(LedgerValue::Null)
+    }
 }
 
 /// What a paid op hands the edge after it ran.

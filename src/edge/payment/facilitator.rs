@@ -66,16 +66,21 @@ impl Facilitator {
         if let Some(payer) = cached {
             return Ok(payer);
         }
+        let body = self.supported().await?;
+        let payer =
+            fee_payer_from_supported(&body, network).ok_or(PaymentError::FacilitatorUnavailable)?;
+        FEE_PAYER.with(|cell| *cell.borrow_mut() = Some((self.url.clone(), payer.clone(), now)));
+        Ok(payer)
+    }
+
+    /// `GET /supported`, uncached (readiness asks it afresh).
+    pub async fn supported(&self) -> std::result::Result<Vec<u8>, PaymentError> {
         let headers = self.headers("GET", "/supported")?;
         let mut init = RequestInit::new();
         init.with_method(Method::Get).with_headers(headers);
         let request = Request::new_with_init(&format!("{}/supported", self.url), &init)
             .map_err(|_| PaymentError::FacilitatorUnavailable)?;
-        let body = read_answer(Fetch::Request(request).send().await).await?;
-        let payer =
-            fee_payer_from_supported(&body, network).ok_or(PaymentError::FacilitatorUnavailable)?;
-        FEE_PAYER.with(|cell| *cell.borrow_mut() = Some((self.url.clone(), payer.clone(), now)));
-        Ok(payer)
+        read_answer(Fetch::Request(request).send().await).await
     }
 
     /// `POST /verify` (retried once on a transport failure: it changes nothing).

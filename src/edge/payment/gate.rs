@@ -2,8 +2,8 @@
 //! count, the call's record `begin` ([`claim_or_resume`], one for both rails) and `/verify`.
 
 use super::{
-    evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_attempt,
-    Asked, Claim, Gate,
+    evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
+    wallet_failure, Asked, Claim, Gate, Redelivery,
 };
 use crate::edge::guard::{self, Command};
 use crate::edge::payment::binding::{challenge_bound, payment_bound};
@@ -63,6 +63,11 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
         if call.req.headers().get("X-PAYMENT")?.is_some() {
             return refused(PaymentError::VersionUnsupported, None, None);
         }
+        // The pack's key is required and its body fingerprinted: a key that already holds a
+        // payment is answered from its record (delivered again, or 409), never challenged anew.
+        if let Some(gate) = unpaid_under_paid_key(env, call, &config, &fresh).await? {
+            return Ok(gate);
+        }
         let challenge =
             super::challenge_with(&config, call.req, call.route_id, call.price_units, &fresh);
         return challenge.map(Gate::Challenge);
@@ -89,18 +94,55 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
     };
     let tunables = tunables(env);
     let now = now_ms();
-    if let Err(error) = wallet_attempt(env, &checked.payer, tunables.attempts_per_wallet, now).await
-    {
+    if let Err(error) = wallet_check(env, &checked.payer, tunables.attempts_per_wallet, now).await {
         return refused(error);
     }
+    let payer = checked.payer.clone();
+    let gate = checked_gate(
+        env,
+        call,
+        &config,
+        facilitator,
+        &fresh,
+        bound,
+        checked,
+        evm_payment,
+    );
+    let gate = gate.await?;
+    // Only what costs the service without paying it counts against the wallet: a refusal (not
+    // verified, expired, ...) here; a conflict of the record in `claim_or_resume`. Waiting as told
+    // (in progress, too early, uncertain) and a delivery never count.
+    if matches!(gate, Gate::Refused(_)) {
+        wallet_failure(env, &payer, now).await;
+    }
+    Ok(gate)
+}
+
+/// The gate after the wallet check: bind (EVM), begin in the call's record, `/verify`.
+#[allow(clippy::too_many_arguments)]
+async fn checked_gate(
+    env: &Env,
+    call: &PaidCall<'_>,
+    config: &PaymentConfig,
+    facilitator: Facilitator,
+    fresh: &Bound,
+    bound: Bound,
+    checked: payment::CheckedPayment,
+    evm_payment: Option<Box<payment::evm::CheckedEvmPayment>>,
+) -> Result<Gate> {
+    let refused = |error: PaymentError| {
+        refuse(error, Some(config), call.asked(Some(fresh)), None, None).map(Gate::Refused)
+    };
+    let now = now_ms();
     if evm_payment.is_some() {
         // The authorization is bound to its first call before any record is touched.
         match evm::bind(env, call, &checked.claim_key).await {
             Ok(true) => {}
             Ok(false) => {
-                let asked = call.asked(Some(&fresh));
+                wallet_failure(env, &checked.payer, now).await;
+                let asked = call.asked(Some(fresh));
                 let error = PaymentError::BoundElsewhere;
-                return refuse(error, Some(&config), asked, None, None).map(Gate::Replay);
+                return refuse(error, Some(config), asked, None, None).map(Gate::Replay);
             }
             Err(error) => return refused(error),
         }
@@ -117,7 +159,7 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
         family_id: call.family_id,
     };
     let facilitator = claim.facilitator(env, facilitator);
-    let claim = match claim_or_resume(env, &facilitator, call, &fresh, claim, now).await? {
+    let claim = match claim_or_resume(env, &facilitator, call, fresh, claim, now).await? {
         Begun::Fresh(claim) => claim,
         Begun::Answered(gate) => return Ok(gate),
     };
@@ -198,11 +240,34 @@ async fn claim_or_resume(
             reconcile::Reconciled::Released => refused(PaymentError::SettlementReleased),
             reconcile::Reconciled::Unknown(error) => answer(error, None, None),
         },
-        Decision::RouteConflict => answer(PaymentError::IdempotencyConflict, None, None),
-        Decision::InputConflict => answer(PaymentError::RetryInputInvalid, None, None),
-        Decision::ProofConflict => answer(PaymentError::ProofConflict, None, None),
+        Decision::RouteConflict | Decision::InputConflict | Decision::ProofConflict => {
+            wallet_failure(env, &claim.checked.payer, now).await;
+            let error = match decision {
+                Decision::RouteConflict => PaymentError::IdempotencyConflict,
+                Decision::InputConflict => PaymentError::RetryInputInvalid,
+                _ => PaymentError::ProofConflict,
+            };
+            answer(error, None, None)
+        }
         Decision::InProgress { retry_after_ms } => {
             answer(PaymentError::InProgress, None, Some(retry_after_ms))
+        }
+        Decision::Redeliver {
+            facts,
+            row,
+            claim_key,
+            first_delivery,
+        } => {
+            let redelivery = Redelivery {
+                network: claim.network().to_owned(),
+                record: claim.bound.record.clone(),
+                claim: Some(Box::new(claim)),
+                claim_key,
+                facts,
+                row,
+                first_delivery,
+            };
+            Ok(Begun::Answered(Gate::Redeliver(Box::new(redelivery))))
         }
         Decision::Delivered(facts) => answer(PaymentError::Replayed, Some(&facts), None),
         Decision::TooEarly { retry_after_ms } => {
@@ -213,5 +278,77 @@ async fn claim_or_resume(
             let retry_after_s = seconds(retry_after_ms);
             answer(PaymentError::RateLimited { retry_after_s }, None, None)
         }
+    }
+}
+
+/// A pack call with no payment under a key that already holds one: delivered again (the key is
+/// paid for, and the fingerprint proves the body is the paid one), resumed once when it settled
+/// without a delivery, or the record's 409; None when the key holds no payment (challenge it).
+async fn unpaid_under_paid_key(
+    env: &Env,
+    call: &PaidCall<'_>,
+    config: &PaymentConfig,
+    fresh: &Bound,
+) -> Result<Option<Gate>> {
+    let (CallBinding::IdempotencyKey { .. }, Some(fingerprint)) = (call.binding, call.fingerprint)
+    else {
+        return Ok(None);
+    };
+    let peek = Command::Peek {
+        route_id: call.route_id.to_owned(),
+        fingerprint: Some(fingerprint.to_owned()),
+        now_ms: now_ms(),
+        lease_ms: tunables(env).lease_ms,
+    };
+    let answer = |error: PaymentError, wait_ms: Option<u64>| {
+        let asked = call.asked(Some(fresh));
+        refuse(error, Some(config), asked, None, wait_ms).map(|r| Some(Gate::Replay(r)))
+    };
+    let decision: Decision = match guard::call(env, &fresh.record, &peek).await {
+        Ok(decision) => decision,
+        Err(error) => return answer(error, None),
+    };
+    let seconds = PaymentError::seconds;
+    match decision {
+        Decision::Fresh => Ok(None),
+        Decision::Redeliver {
+            facts,
+            row,
+            claim_key,
+            first_delivery,
+        } => Ok(Some(Gate::Redeliver(Box::new(Redelivery {
+            claim: None,
+            record: fresh.record.clone(),
+            claim_key,
+            network: row
+                .as_ref()
+                .map_or_else(|| config.network.clone(), |r| r.network.clone()),
+            facts,
+            row,
+            first_delivery,
+        })))),
+        Decision::Delivered(facts) => {
+            let asked = call.asked(Some(fresh));
+            let replay = refuse(
+                PaymentError::Replayed,
+                Some(config),
+                asked,
+                Some(&facts),
+                None,
+            );
+            replay.map(|r| Some(Gate::Replay(r)))
+        }
+        Decision::RouteConflict => answer(PaymentError::IdempotencyConflict, None),
+        Decision::InputConflict => answer(PaymentError::RetryInputInvalid, None),
+        Decision::TooEarly { retry_after_ms } => answer(
+            PaymentError::Uncertain {
+                retry_after_s: seconds(retry_after_ms),
+            },
+            None,
+        ),
+        Decision::InProgress { retry_after_ms } => {
+            answer(PaymentError::InProgress, Some(retry_after_ms))
+        }
+        _ => answer(PaymentError::InProgress, None),
     }
 }

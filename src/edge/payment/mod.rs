@@ -71,6 +71,33 @@ pub enum Gate {
     /// Checked, claimed and verified (or settled earlier and resumable): run the engine.
     /// (Boxed: a claim is much larger than a Response handle.)
     Proceed(Box<Claim>),
+    /// Delivered already (or settled and never delivered), asked again as told after a lost
+    /// answer: run the engine and deliver with the original receipt, no second charge or row.
+    Redeliver(Box<Redelivery>),
+}
+
+/// A paid payment's result asked for again (ARCHITECTURE §4, "A lost answer").
+#[derive(Debug, Clone)]
+pub struct Redelivery {
+    /// The claim, when the retry carried its payment (None: the pack's key alone).
+    pub claim: Option<Box<Claim>>,
+    /// The payment's record (its guard object's name).
+    pub record: String,
+    pub claim_key: Option<String>,
+    /// The payment's chain (CAIP-2), for its PAYMENT-RESPONSE.
+    pub network: String,
+    pub facts: SettledFacts,
+    /// The paid call's closed ledger figures (None on a record from before they were kept).
+    pub row: Option<crate::engine::payment::outbox::PendingRow>,
+    /// Settled but never delivered until now: write the row, mark the record delivered.
+    pub first_delivery: bool,
+}
+
+impl Redelivery {
+    /// The original `PAYMENT-RESPONSE`.
+    pub fn payment_response_header(&self) -> String {
+        payment::payment_response_header(&self.network, &self.facts.payer, Some(&self.facts.tx_sig))
+    }
 }
 
 /// A claimed payment, carried from `gate` to `settle` / `delivered` / `release`.
@@ -175,11 +202,8 @@ pub(crate) fn tunables(env: &Env) -> Tunables {
 /// A settled payment: the ledger's payment columns and the `PAYMENT-RESPONSE` header value.
 #[derive(Debug, Clone)]
 pub struct Settled {
-    pub payer: String,
-    pub tx_sig: String,
-    pub fee_lamports: u64,
-    pub house: bool,
-    pub price_units: u64,
+    /// What settlement established (the ledger row's payment half).
+    pub facts: SettledFacts,
     /// True when this delivery resumed an earlier settlement (no second charge).
     pub resumed: bool,
     pub payment_response_header: String,
@@ -303,15 +327,16 @@ pub async fn load_config(
     Ok((config, facilitator))
 }
 
-/// Counts one payment attempt of the paying wallet in that wallet's own object (every rail):
-/// Err(RateLimited) past `max_attempts` a minute, Err(StateUnavailable) when the object is.
-pub(crate) async fn wallet_attempt(
+/// Asks the paying wallet's own object whether it may attempt a payment: Err(RateLimited) when
+/// `max_attempts` of its attempts failed within the minute, Err(StateUnavailable) when the object
+/// is unavailable. Counts nothing: only a failure counts ([`wallet_failure`]).
+pub(crate) async fn wallet_check(
     env: &Env,
     payer: &str,
     max_attempts: u32,
     now_ms: u64,
 ) -> std::result::Result<(), PaymentError> {
-    let command = Command::WalletAttempt {
+    let command = Command::WalletCheck {
         now_ms,
         max_attempts,
     };
@@ -322,6 +347,17 @@ pub(crate) async fn wallet_attempt(
     Err(PaymentError::RateLimited {
         retry_after_s: PaymentError::seconds(wallet.retry_after_ms.unwrap_or(1_000)),
     })
+}
+
+/// Counts one refused, unverified or failed attempt of the paying wallet (what loads the
+/// facilitator and the objects for nothing). A delivered call never counts.
+pub(crate) async fn wallet_failure(env: &Env, payer: &str, now_ms: u64) {
+    let command = Command::WalletFailure { now_ms };
+    let counted =
+        guard::call::<TransitionAnswer>(env, &guard::wallet_object(payer), &command).await;
+    if counted.is_err() {
+        worker::console_error!("payment guard: wallet failure not counted");
+    }
 }
 
 /// A state transition of the claim's own record: true when the guard applied it.

@@ -23,10 +23,12 @@
 //! PAYMENT_LEASE_MS and PAY_ATTEMPTS_PER_KEY. Secret: IDEMPOTENCY_SECRET, else derived from
 //! SIGNING_KEY (the pack fingerprint's secret).
 
-use crate::edge::deliver::{record_ledger_row, run_engine, sign_for, Chargeable};
+use crate::edge::deliver::{
+    mark_delivered, redeliver, run_engine, sign_for, write_row, Again, Chargeable,
+};
 use crate::edge::engines::Runnable;
 use crate::edge::error::Refused;
-use crate::edge::family::PaidOp;
+use crate::edge::family::{Family, PaidOp};
 use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::payment::binding::fingerprint_secret;
 use crate::edge::payment::facilitator::post_json;
@@ -39,6 +41,7 @@ use crate::engine::payment::mpp::chain::{self, Expected, ReceiptAnswer};
 use crate::engine::payment::mpp::{
     self, check_credential, parse_authorization, Binding, Bound, MppConfig, MppError,
 };
+use crate::engine::payment::outbox::PendingRow;
 use crate::engine::payment::PaymentError;
 use crate::engine::ClosedError;
 use serde_json::Value;
@@ -95,9 +98,13 @@ fn problem(
         .with_headers(headers))
 }
 
-/// One paid request on the MPP route, after free validation.
+/// One paid request on the MPP route, after free validation and the engine.
 struct Asked<'a> {
+    family: &'static Family,
     family_id: &'static str,
+    /// When the engine ran, and the closed ledger figures it produced.
+    ran_ms: u64,
+    ledger: &'a [(&'static str, crate::engine::LedgerValue)],
     env: &'a Env,
     config: MppConfig,
     secret: Vec<u8>,
@@ -218,14 +225,86 @@ fn is_house(env: &Env, payer: &str) -> bool {
 enum Gate {
     Answer(Response),
     Paid(SettledFacts),
+    /// A delivered payment (or a settled, undelivered one) asked again after a lost answer: the
+    /// facts, the paid call's row, and the claim when the delivery is still to be marked.
+    Again {
+        facts: SettledFacts,
+        row: Option<PendingRow>,
+        first_delivery: Option<String>,
+    },
+}
+
+/// A request with no credential under a key that already holds a payment: delivered again, or
+/// the record's 409; never a new challenge (in push mode a challenge is a request to pay). A key
+/// that holds nothing gets the challenge its concurrent unpaid requests share.
+async fn unpaid(asked: &Asked<'_>) -> Result<Gate> {
+    let object = guard::key_object(asked.key);
+    let peek = Command::Peek {
+        route_id: asked.route_id.to_owned(),
+        fingerprint: Some(asked.fingerprint.to_owned()),
+        now_ms: now_ms(),
+        lease_ms: tunables(asked.env).lease_ms,
+    };
+    let decision: Decision = match guard::call(asked.env, &object, &peek).await {
+        Ok(decision) => decision,
+        Err(error) => return asked.conflict(error, None).map(Gate::Answer),
+    };
+    let seconds = PaymentError::seconds;
+    let error = match decision {
+        Decision::Fresh => {
+            let expiry = Command::ChallengeExpiry {
+                now_ms: now_ms(),
+                ttl_ms: asked.config.challenge_ttl_ms,
+            };
+            let expires: ChallengeExpiry = match guard::call(asked.env, &object, &expiry).await {
+                Ok(expires) => expires,
+                Err(error) => return asked.conflict(error, None).map(Gate::Answer),
+            };
+            let challenge =
+                mpp::challenge_until(&asked.config, &asked.binding(), expires.expires_ms);
+            let error = MppError::PaymentRequired;
+            let answer = problem(&error, error.problem_type(), Some(&challenge), None);
+            return answer.map(Gate::Answer);
+        }
+        Decision::Redeliver {
+            facts,
+            row,
+            claim_key,
+            first_delivery,
+        } => {
+            let first_delivery = claim_key.filter(|_| first_delivery);
+            return Ok(Gate::Again {
+                facts,
+                row,
+                first_delivery,
+            });
+        }
+        Decision::Delivered(_) => PaymentError::Replayed,
+        Decision::RouteConflict => PaymentError::IdempotencyConflict,
+        Decision::InputConflict => PaymentError::RetryInputInvalid,
+        Decision::InProgress { retry_after_ms } => {
+            return asked
+                .conflict(PaymentError::InProgress, Some(retry_after_ms))
+                .map(Gate::Answer)
+        }
+        Decision::TooEarly { retry_after_ms } => PaymentError::RetryTooEarly {
+            retry_after_s: seconds(retry_after_ms),
+        },
+        _ => PaymentError::InProgress,
+    };
+    asked.conflict(error, None).map(Gate::Answer)
+}
+
+/// The shared challenge expiry the key's object answers.
+#[derive(serde::Deserialize)]
+struct ChallengeExpiry {
+    expires_ms: u64,
 }
 
 /// The payment gate: challenge, credential, key record, chain, challenge record, settled.
 async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
     let Some(header) = req.headers().get("authorization")? else {
-        let error = MppError::PaymentRequired;
-        let challenge = asked.fresh_challenge();
-        return problem(&error, error.problem_type(), Some(&challenge), None).map(Gate::Answer);
+        return unpaid(asked).await;
     };
     let bound = match parse_authorization(&header)
         .and_then(|credential| check_credential(&asked.config, &asked.binding(), &credential))
@@ -261,6 +340,13 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
         // us, so the chain check is simply repeated).
         Decision::Fresh | Decision::Reconcile => {}
         Decision::Resume(facts) => return Ok(Gate::Paid(facts)),
+        Decision::Redeliver { facts, row, .. } => {
+            return Ok(Gate::Again {
+                facts,
+                row,
+                first_delivery: None,
+            })
+        }
         Decision::Delivered(_) => {
             return asked
                 .conflict(PaymentError::Replayed, None)
@@ -334,11 +420,19 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
         fee_lamports: 0,
         settled_ms: now_ms(),
     };
+    let row = ledger::pending_row(
+        asked.family,
+        &asked.config.network(),
+        asked.price,
+        asked.ran_ms,
+        asked.ledger,
+    );
     let settling = asked
         .transition(Command::Settling {
             claim_key: bound.tx_hash.clone(),
             now_ms: now_ms(),
             lease_ms: tunables.lease_ms,
+            row: Some(row),
         })
         .await;
     let settled = settling
@@ -385,7 +479,10 @@ pub async fn paid(
         return answer(MppError::ConfigInvalid);
     };
     let asked = Asked {
+        family,
         family_id: family.id,
+        ran_ms: now,
+        ledger: &delivery.ledger,
         env,
         config,
         secret,
@@ -394,30 +491,59 @@ pub async fn paid(
         fingerprint,
         price: call.price_units,
     };
-    let facts = match gate(call.req, &asked).await? {
+    let gate = gate(call.req, &asked).await?;
+    let facts = match gate {
         Gate::Answer(response) => return Ok(response),
+        Gate::Again {
+            facts,
+            row,
+            first_delivery,
+        } => {
+            let object = guard::key_object(key);
+            let receipt = mpp::receipt_header(&facts.tx_sig, facts.settled_ms);
+            let again = Again {
+                row: row.as_ref(),
+                facts: &facts,
+                first_delivery: first_delivery
+                    .as_deref()
+                    .map(|claim| (object.as_str(), claim)),
+                receipt: ("payment-receipt", receipt),
+                fingerprinted: true,
+            };
+            // The pack's fingerprint proved the body: the engine's answer is the paid one.
+            return match redeliver(env, op, runnable, &signer, again).await? {
+                Some(response) => Ok(response),
+                None => answer_conflict(PaymentError::RedeliveryMismatch),
+            };
+        }
         Gate::Paid(facts) => facts,
     };
     metrics::payment(family.id, "settled");
-    let row = ledger::PaymentFacts {
-        payer: facts.payer.clone(),
-        ts_ms: now,
-        price_usdc_units: asked.price,
-        tx_sig: facts.tx_sig.clone(),
-        fee_lamports: 0,
-        house: facts.house,
-    };
-    record_ledger_row(env, op, &row, &delivery.ledger).await;
-    let marked = asked
-        .transition(Command::Delivered {
-            claim_key: facts.tx_sig.clone(),
-        })
-        .await;
-    count_guard_gap(family.id, "delivered_unmarked", marked);
+    let row = ledger::pending_row(
+        family,
+        &asked.config.network(),
+        asked.price,
+        now,
+        &delivery.ledger,
+    );
+    let written = write_row(env, op, &row, &facts).await;
+    mark_delivered(
+        env,
+        &guard::key_object(key),
+        &facts.tx_sig,
+        family.id,
+        written,
+    )
+    .await;
     let mut response = sign_for(family, delivery.status, delivery.report, &signer)?;
     let _ = response.headers_mut().set(
         "payment-receipt",
         &mpp::receipt_header(&facts.tx_sig, facts.settled_ms),
     );
     Ok(response)
+}
+
+/// A conflict of the key's record as a problem (no receipt: the draft forbids one on errors).
+fn answer_conflict(error: PaymentError) -> std::result::Result<Response, Refused> {
+    Ok(problem(&error, "about:blank", None, None)?)
 }

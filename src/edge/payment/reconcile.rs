@@ -8,7 +8,7 @@ use super::{evm, now_ms, release, transition, tunables, Claim};
 use crate::edge::guard::Command;
 use crate::edge::payment::facilitator::{post_json, Facilitator};
 use crate::engine::payment::guard::SettledFacts;
-use crate::engine::payment::idempotency::UNCERTAIN_RETRY_AFTER_MS;
+use crate::engine::payment::idempotency::{RECORD_TTL_MS, UNCERTAIN_RETRY_AFTER_MS};
 use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
 use crate::engine::payment::PaymentError;
 use serde_json::Value;
@@ -40,10 +40,32 @@ async fn solana_verdict(env: &Env, claim: &Claim) -> ChainVerdict {
     let valid = rpc_call(rpc_url, &reconcile::blockhash_valid_request(&query))
         .await
         .and_then(|b| reconcile::read_blockhash_valid(&b));
-    let found = match rpc_call(rpc_url, &reconcile::signatures_request(&query)).await {
-        Some(body) => reconcile::find_memo(&body, &claim.bound.memo),
-        None => reconcile::MemoScan::Unreadable,
-    };
+    // The payer's history, page by page, back to the oldest time this payment could have landed
+    // (its record lives 24 hours, and nothing lands before the record exists).
+    let not_before_s = (now_ms().saturating_sub(RECORD_TTL_MS) / 1000).saturating_sub(60);
+    let mut before: Option<String> = None;
+    // Unreadable until a page decides: running out of pages before the history's end decides
+    // nothing ("not found" there is not "not landed").
+    let mut found = reconcile::MemoScan::Unreadable;
+    for _ in 0..reconcile::MAX_SIGNATURE_PAGES {
+        let request = reconcile::signatures_request(&query, before.as_deref());
+        let Some(body) = rpc_call(rpc_url, &request).await else {
+            found = reconcile::MemoScan::Unreadable;
+            break;
+        };
+        let scan = reconcile::find_memo(&body, &claim.bound.memo);
+        if scan != reconcile::MemoScan::NotFound {
+            found = scan;
+            break;
+        }
+        match reconcile::next_page(&body, not_before_s) {
+            Some(last) => before = Some(last),
+            None => {
+                found = reconcile::MemoScan::NotFound;
+                break;
+            }
+        }
+    }
     reconcile::chain_verdict(valid, found)
 }
 

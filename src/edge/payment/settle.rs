@@ -6,6 +6,7 @@ use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::metrics;
 use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
+use crate::engine::payment::outbox::PendingRow;
 use crate::engine::payment::reconcile::SettleVerdict;
 use crate::engine::payment::{self, PaymentError};
 use crate::engine::ClosedError;
@@ -16,14 +17,16 @@ use worker::{Env, Response, ResponseBuilder};
 /// called. Landed → Ok. Refused by the facilitator before signing, or definitely failed on chain →
 /// 402 (released, nothing charged). Pending, a failed connection, a timeout, or any other answer →
 /// the chain is asked at once; still unknown → 409 PAYMENT_UNCERTAIN with Retry-After, claim kept.
-pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Response> {
+/// `row` (the ledger row the payment will owe) enters the record with `settling`, so a payment
+/// that settles has its row in the record's outbox whatever happens next.
+pub async fn settle(
+    env: &Env,
+    claim: &Claim,
+    row: &PendingRow,
+) -> std::result::Result<Settled, Response> {
     let network = claim.network().to_owned();
     let settled = |facts: &SettledFacts, resumed: bool| Settled {
-        payer: facts.payer.clone(),
-        tx_sig: facts.tx_sig.clone(),
-        fee_lamports: facts.fee_lamports,
-        house: facts.house,
-        price_units: claim.price_units,
+        facts: facts.clone(),
         resumed,
         payment_response_header: payment::payment_response_header(
             &network,
@@ -59,6 +62,7 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
         claim_key: claim.claim_key().to_owned(),
         now_ms: now_ms(),
         lease_ms: tunables.lease_ms,
+        row: Some(row.clone()),
     };
     let marked = guard::call::<TransitionAnswer>(env, &claim.bound.record, &settling).await;
     if !matches!(marked, Ok(TransitionAnswer { ok: true, .. })) {
@@ -105,15 +109,12 @@ pub async fn settle(env: &Env, claim: &Claim) -> std::result::Result<Settled, Re
     Ok(settled(&landed, false))
 }
 
-/// Records delivery: from now on the same payment is answered 409 with its PAYMENT-RESPONSE. The
-/// payer has the result either way; a guard that could not mark it leaves the claim
-/// settled-undelivered (a retry resumes it), and the gap is counted as `delivered_unmarked`.
-pub async fn delivered(env: &Env, claim: &Claim) {
-    let command = Command::Delivered {
-        claim_key: claim.claim_key().to_owned(),
-    };
-    let marked = transition(env, claim, command).await;
-    count_guard_gap(claim.family_id, "delivered_unmarked", marked);
+/// Records delivery: from now on the same payment's identical retry is delivered again with its
+/// PAYMENT-RESPONSE. `row_written` says whether the worker's ledger write succeeded (if not, the
+/// record's alarm writes the row).
+pub async fn delivered(env: &Env, claim: &Claim, row_written: bool) {
+    let (object, key) = (&claim.bound.record, claim.claim_key());
+    crate::edge::deliver::mark_delivered(env, object, key, claim.family_id, row_written).await;
 }
 
 /// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was

@@ -41,7 +41,7 @@ pub fn answer_now(route: &Route, req: &Request, env: &Env) -> Option<Result<Resp
         Handler::WellKnownX402 => apart_fn(&|| service::well_known_x402(req)),
         Handler::Metrics => apart_fn(&service::metrics),
         Handler::Document(family) => apart_fn(&|| service::document(env, family)),
-        Handler::Free(_) | Handler::Paid(..) => return None,
+        Handler::Free(_) | Handler::Paid(..) | Handler::Ready => return None,
     })
 }
 
@@ -65,6 +65,7 @@ pub async fn handle(
     match route.handler {
         Handler::Free(family) => apart(free::check(req, env, ctx, family)).await,
         Handler::Paid(op, rail) => apart(paid::call(route, op, rail, req, env)).await,
+        Handler::Ready => apart(crate::edge::ready::check(env)).await,
         _ => answer_now(route, &req, env).unwrap_or_else(|| Err(EdgeError::Internal.into())),
     }
 }

@@ -4,16 +4,18 @@
 //! delivered releases the claim; nothing is settled for it.
 
 use super::{apart, intake, now_ms, price_units, sign_for};
-use crate::edge::deliver::{record_ledger_row, run_engine, Chargeable};
+use crate::edge::deliver::{redeliver, run_engine, write_row, Again, Chargeable};
 use crate::edge::engines::Runnable;
 use crate::edge::error::{EdgeError, Refused};
 use crate::edge::family::{KeyRule, PaidOp, Rail};
 use crate::edge::payment::binding;
 use crate::edge::payment::mpp;
-use crate::edge::payment::{self, Gate, PaidCall};
+use crate::edge::payment::{self, Gate, PaidCall, Redelivery};
 use crate::edge::routes::Route;
 use crate::edge::{config, ledger, metrics};
 use crate::engine::payment::binding::CallBinding;
+use crate::engine::payment::PaymentError;
+use crate::engine::ClosedError;
 use worker::{Env, Request, Response};
 
 /// A paid route (`Handler::Paid`).
@@ -68,6 +70,9 @@ async fn x402(
     let signer = config::signer(env)?;
     let claim = match payment::gate(env, call).await? {
         Gate::Challenge(r) | Gate::Refused(r) | Gate::Replay(r) => return Ok(r),
+        Gate::Redeliver(redelivery) => {
+            return again(op, env, call, runnable, &signer, &redelivery).await
+        }
         Gate::Proceed(claim) => claim,
     };
     let now = now_ms();
@@ -83,12 +88,20 @@ async fn x402(
             return Err(refused);
         }
     };
-    let settled = match payment::settle(env, &claim).await {
+    let row = ledger::pending_row(
+        family,
+        claim.network(),
+        call.price_units,
+        now,
+        &delivery.ledger,
+    );
+    let settled = match payment::settle(env, &claim, &row).await {
         Ok(settled) => settled,
         Err(response) => {
             let outcome = if response.status_code() == 409 {
                 "uncertain"
             } else {
+                payment::wallet_failure(env, &claim.checked.payer, now).await;
                 "failed"
             };
             metrics::payment(family.id, outcome);
@@ -103,19 +116,46 @@ async fn x402(
             "settled"
         },
     );
-    let facts = ledger::PaymentFacts {
-        payer: settled.payer.clone(),
-        ts_ms: now,
-        price_usdc_units: settled.price_units,
-        tx_sig: settled.tx_sig.clone(),
-        fee_lamports: settled.fee_lamports,
-        house: settled.house,
-    };
-    record_ledger_row(env, op, &facts, &delivery.ledger).await;
-    payment::delivered(env, &claim).await;
+    let written = write_row(env, op, &row, &settled.facts).await;
+    payment::delivered(env, &claim, written).await;
     let mut response = sign_for(family, delivery.status, delivery.report, &signer)?;
     let _ = response
         .headers_mut()
         .set("payment-response", &settled.payment_response_header);
     Ok(response)
+}
+
+/// A retry after a lost answer (ARCHITECTURE §4): delivered again with the original
+/// PAYMENT-RESPONSE when it is the paid call, else 409 `payment_redelivery_mismatch`.
+async fn again(
+    op: &'static PaidOp,
+    env: &Env,
+    call: &PaidCall<'_>,
+    runnable: &dyn Runnable,
+    signer: &crate::engine::sign::ReportSigner,
+    redelivery: &Redelivery,
+) -> Result<Response, Refused> {
+    let receipt = redelivery.payment_response_header();
+    let first = redelivery
+        .claim_key
+        .as_deref()
+        .filter(|_| redelivery.first_delivery)
+        .map(|key| (redelivery.record.as_str(), key));
+    let again = Again {
+        row: redelivery.row.as_ref(),
+        facts: &redelivery.facts,
+        first_delivery: first,
+        receipt: ("payment-response", receipt.clone()),
+        fingerprinted: call.fingerprint.is_some(),
+    };
+    if let Some(response) = redeliver(env, op, runnable, signer, again).await? {
+        return Ok(response);
+    }
+    let error = PaymentError::RedeliveryMismatch;
+    let body = payment::refusal_body(&error, false);
+    Ok(payment::json_response(
+        error.status(),
+        &body,
+        &[("PAYMENT-RESPONSE", receipt)],
+    )?)
 }

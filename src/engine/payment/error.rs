@@ -78,6 +78,9 @@ payment_errors! {
     SettlementFailed,
     SettlementPending,
     Replayed,
+    /// A delivered payment's retry whose re-run figures differ from the paid call's: not the
+    /// identical retry a lost answer warrants, so nothing is delivered.
+    RedeliveryMismatch,
     InProgress,
     BoundElsewhere,
     ConfigInvalid,
@@ -155,6 +158,7 @@ impl ClosedError for PaymentError {
             SettlementFailed => "payment_settlement_failed",
             SettlementPending => "payment_settlement_pending",
             Replayed => "payment_replayed",
+            RedeliveryMismatch => "payment_redelivery_mismatch",
             InProgress => "payment_in_progress",
             BoundElsewhere => "payment_bound_elsewhere",
             ConfigInvalid => "payment_config_invalid",
@@ -180,6 +184,7 @@ impl ClosedError for PaymentError {
             | IdentifierMismatch
             | IdentifierInvalid => 400,
             Replayed
+            | RedeliveryMismatch
             | InProgress
             | BoundElsewhere
             | Uncertain { .. }
@@ -231,6 +236,7 @@ impl ClosedError for PaymentError {
             SettlementFailed => "The payment could not be settled; no content is delivered.",
             SettlementPending => "The payment's settlement is not confirmed yet; retry the same request later.",
             Replayed => "This payment has already been delivered on.",
+            RedeliveryMismatch => "This payment was delivered for another request: only the identical request is delivered again. Nothing was charged.",
             InProgress => "This payment is being processed by another request.",
             BoundElsewhere => "This payment was claimed for another route or Idempotency-Key.",
             ConfigInvalid => "The payment configuration of this service is unavailable; nothing was charged.",

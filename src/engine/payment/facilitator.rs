@@ -74,6 +74,19 @@ pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Whether a `/supported` answer lists x402 v2 `exact` on `network` (any rail; readiness).
+pub fn supports_network(body: &[u8], network: &str) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    let kinds = value.get("kinds").and_then(Value::as_array);
+    kinds.into_iter().flatten().any(|kind| {
+        kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
+            && kind.get("scheme").and_then(Value::as_str) == Some("exact")
+            && kind.get("network").and_then(Value::as_str) == Some(network)
+    })
+}
+
 /// Reads a `/verify` answer: Ok only for `isValid: true`.
 pub fn read_verify_response(body: &[u8]) -> Result<(), PaymentError> {
     let value: Value =
@@ -169,6 +182,9 @@ mod tests {
         );
         assert_eq!(fee_payer_from_supported(supported, SOLANA_MAINNET), None);
         assert_eq!(fee_payer_from_supported(b"nope", SOLANA_DEVNET), None);
+        assert!(supports_network(supported, SOLANA_DEVNET));
+        assert!(!supports_network(supported, SOLANA_MAINNET));
+        assert!(!supports_network(b"nope", SOLANA_DEVNET));
 
         assert_eq!(
             read_verify_response(br#"{"isValid":true,"payer":"x"}"#),

@@ -16,6 +16,7 @@
 //! next retry with the same proof reconciles, exactly as after `uncertain`.
 
 use super::guard::SettledFacts;
+use super::outbox::{PendingRow, RETRY_MAX_MS};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -25,6 +26,10 @@ pub const RECORD_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 pub const ATTEMPT_WINDOW_MS: u64 = 60_000;
 /// How long a client is told to wait after PAYMENT_UNCERTAIN before retrying.
 pub const UNCERTAIN_RETRY_AFTER_MS: u64 = 5_000;
+/// How many times one delivered payment's result is delivered again to an identical retry (a
+/// lost answer); past it the retry gets 409 `payment_replayed` with the original receipt. Bounds
+/// what a changed body with the paid call's figures can obtain under one payment (ARCHITECTURE §4).
+pub const REDELIVERY_LIMIT: u32 = 16;
 
 /// Where one key's payment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +73,19 @@ pub struct KeyRecord {
     pub settled: Option<SettledFacts>,
     /// Times of the payment attempts inside the last [`ATTEMPT_WINDOW_MS`].
     pub attempts: Vec<u64>,
+    /// The ledger row this payment owes (its closed fields, from `settling` on): the outbox the
+    /// object's alarm empties into D1 whenever the worker could not (`outbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<PendingRow>,
+    /// True once D1 confirmed the row.
+    #[serde(default)]
+    pub row_written: bool,
+    /// Outbox writes that failed in a row (the alarm backs off by it).
+    #[serde(default)]
+    pub row_failures: u32,
+    /// Times the delivered result was delivered again to an identical retry.
+    #[serde(default)]
+    pub redeliveries: u32,
 }
 
 /// One request under a key that carries a payment.
@@ -83,7 +101,7 @@ pub struct Attempt<'a> {
 
 /// What a request under a key gets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Claimed: verify, run, settle.
     Fresh,
@@ -99,7 +117,20 @@ pub enum Decision {
     ProofConflict,
     /// The same proof is being processed by another request: 409 with Retry-After.
     InProgress { retry_after_ms: u64 },
-    /// Delivered already: 409 with the original PAYMENT-RESPONSE.
+    /// Delivered already, and the same proof again (a lost answer): run the operation again and
+    /// deliver it with the original receipt, no second charge and no second row. The row holds
+    /// the paid call's closed figures, which a criteria family's re-run must equal.
+    Redeliver {
+        facts: SettledFacts,
+        row: Option<PendingRow>,
+        /// The payment's claim, for the delivery mark.
+        claim_key: Option<String>,
+        /// True when the payment settled but was never delivered (a request with no payment
+        /// resumed it): the delivered row is written and the record marked delivered.
+        first_delivery: bool,
+    },
+    /// Delivered already and re-delivered [`REDELIVERY_LIMIT`] times: 409 with the original
+    /// PAYMENT-RESPONSE.
     Delivered(SettledFacts),
     /// Retried before the Retry-After this key was given: 429 INVALID_RETRY_AFTER.
     TooEarly { retry_after_ms: u64 },
@@ -147,6 +178,10 @@ pub fn begin(existing: Option<&KeyRecord>, attempt: &Attempt) -> (Decision, Opti
             retry_at_ms: 0,
             settled: None,
             attempts: vec![now],
+            row: None,
+            row_written: false,
+            row_failures: 0,
+            redeliveries: 0,
         };
         claim(&mut record);
         return (Decision::Fresh, Some(record));
@@ -158,7 +193,16 @@ pub fn begin(existing: Option<&KeyRecord>, attempt: &Attempt) -> (Decision, Opti
         return (Decision::InputConflict, None);
     }
     let mut record = existing.clone();
-    if let Err(wait) = count_attempt(&mut record.attempts, now, attempt.max_attempts) {
+    // A delivered payment's identical retries are bounded by REDELIVERY_LIMIT, not counted as
+    // attempts: a lost answer retried as told is not a failure. Any other proof counts.
+    let redelivery = record.state == KeyState::Delivered
+        && record.claim_key.as_deref() == Some(attempt.claim_key);
+    let limited = if redelivery {
+        Ok(())
+    } else {
+        count_attempt(&mut record.attempts, now, attempt.max_attempts)
+    };
+    if let Err(wait) = limited {
         return (
             Decision::RateLimited {
                 retry_after_ms: wait,
@@ -169,8 +213,8 @@ pub fn begin(existing: Option<&KeyRecord>, attempt: &Attempt) -> (Decision, Opti
     let same_proof = record.claim_key.as_deref() == Some(attempt.claim_key);
     let leased = now < record.lease_until_ms;
     let decision = match record.state {
-        KeyState::Delivered => match (&record.settled, same_proof) {
-            (Some(facts), true) => Decision::Delivered(facts.clone()),
+        KeyState::Delivered => match (record.settled.clone(), same_proof) {
+            (Some(facts), true) => redeliver(&mut record, facts),
             _ => Decision::ProofConflict,
         },
         KeyState::Released => {
@@ -210,6 +254,115 @@ pub fn begin(existing: Option<&KeyRecord>, attempt: &Attempt) -> (Decision, Opti
     (decision, Some(record))
 }
 
+/// The delivered answer again, while the record's re-delivery allowance lasts.
+fn redeliver(record: &mut KeyRecord, facts: SettledFacts) -> Decision {
+    if record.redeliveries >= REDELIVERY_LIMIT {
+        return Decision::Delivered(facts);
+    }
+    record.redeliveries += 1;
+    Decision::Redeliver {
+        facts,
+        row: record.row.clone(),
+        claim_key: record.claim_key.clone(),
+        first_delivery: false,
+    }
+}
+
+/// What a request under a key that carries NO payment gets (the pack, whose key is required, on
+/// either rail): `Fresh` when the key holds no payment (answer the challenge); a delivered payment
+/// is delivered again and a settled one resumed (the key is paid for: the pack's fingerprint
+/// proves the body is the paid one); a payment in flight is 409 and never a new challenge (in
+/// MPP's push mode a challenge is a request to pay).
+pub fn peek(
+    existing: Option<&KeyRecord>,
+    route_id: &str,
+    fingerprint: Option<&str>,
+    now_ms: u64,
+    lease_ms: u64,
+) -> (Decision, Option<KeyRecord>) {
+    let Some(existing) = live(existing, now_ms) else {
+        return (Decision::Fresh, None);
+    };
+    if existing.route_id != route_id {
+        return (Decision::RouteConflict, None);
+    }
+    if existing.fingerprint.as_deref() != fingerprint {
+        return (Decision::InputConflict, None);
+    }
+    let mut record = existing.clone();
+    let wait = record.lease_until_ms.saturating_sub(now_ms).max(1_000);
+    let decision = match (record.state, record.settled.clone()) {
+        (KeyState::Released, _) => return (Decision::Fresh, None),
+        (KeyState::Delivered, Some(facts)) => redeliver(&mut record, facts),
+        (KeyState::Settled, Some(facts)) if now_ms >= record.lease_until_ms => {
+            record.lease_until_ms = now_ms.saturating_add(lease_ms);
+            Decision::Redeliver {
+                facts,
+                row: record.row.clone(),
+                claim_key: record.claim_key.clone(),
+                first_delivery: true,
+            }
+        }
+        (KeyState::Uncertain, _) => Decision::TooEarly {
+            retry_after_ms: record
+                .retry_at_ms
+                .saturating_sub(now_ms)
+                .max(UNCERTAIN_RETRY_AFTER_MS),
+        },
+        _ => Decision::InProgress {
+            retry_after_ms: wait,
+        },
+    };
+    let changed = (record != *existing).then_some(record);
+    (decision, changed)
+}
+
+/// The expiry of the challenge a key's unpaid requests are answered with: the one already issued
+/// while more than half its life is left, else a new one `ttl_ms` from now. Two concurrent unpaid
+/// requests under one key thus get the same challenge (MPP: the same id), never two to pay.
+pub fn challenge_expiry(issued_ms: Option<u64>, now_ms: u64, ttl_ms: u64) -> u64 {
+    match issued_ms {
+        Some(expires) if expires.saturating_sub(now_ms) > ttl_ms / 2 => expires,
+        _ => now_ms.saturating_add(ttl_ms),
+    }
+}
+
+/// What the record's alarm does when it fires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlarmStep {
+    /// Write the owed row (delivered or, the worker gone, settled-undelivered), then plan again.
+    WriteRow { delivered: bool },
+    /// Nothing to do before `at_ms`: set the alarm there.
+    Wait { at_ms: u64 },
+    /// The record's time is up and it owes nothing: delete everything the object holds.
+    Delete,
+}
+
+/// The record's next alarm step at `now_ms`. A row is owed once the payment settled: at once when
+/// delivered (the worker's own write failed), after the lease when settled and undelivered (the
+/// worker is gone). A record is never deleted while it owes a row.
+pub fn alarm_step(record: &KeyRecord, now_ms: u64) -> AlarmStep {
+    let expires = record.created_ms.saturating_add(RECORD_TTL_MS);
+    let owes = record.row.is_some() && !record.row_written && record.settled.is_some();
+    match record.state {
+        KeyState::Delivered if owes => AlarmStep::WriteRow { delivered: true },
+        KeyState::Settled if owes && now_ms >= record.lease_until_ms => {
+            AlarmStep::WriteRow { delivered: false }
+        }
+        KeyState::Settled if owes => AlarmStep::Wait {
+            at_ms: record.lease_until_ms,
+        },
+        _ if now_ms >= expires && !owes => AlarmStep::Delete,
+        _ => AlarmStep::Wait {
+            at_ms: if owes {
+                now_ms.saturating_add(RETRY_MAX_MS)
+            } else {
+                expires
+            },
+        },
+    }
+}
+
 /// Why a transition was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransitionError {
@@ -244,12 +397,14 @@ fn transition(
     Ok(next)
 }
 
-/// claimed → settling, written before `/settle` is called (renews the lease).
+/// claimed → settling, written before `/settle` is called (renews the lease). The ledger row the
+/// payment will owe once it settles enters the record here (the engine has run).
 pub fn settling(
     existing: Option<&KeyRecord>,
     claim_key: &str,
     now_ms: u64,
     lease_ms: u64,
+    row: Option<PendingRow>,
 ) -> Result<KeyRecord, TransitionError> {
     transition(
         existing,
@@ -258,6 +413,10 @@ pub fn settling(
         |next| {
             next.state = KeyState::Settling;
             next.lease_until_ms = now_ms.saturating_add(lease_ms);
+            if row.is_some() {
+                next.row = row;
+                next.row_written = false;
+            }
         },
     )
 }
@@ -304,20 +463,38 @@ pub fn uncertain(
     )
 }
 
-/// settled → delivered.
+/// settled → delivered; `row_written` says whether the worker's own ledger write succeeded (if
+/// not, the record's alarm writes it).
 pub fn delivered(
     existing: Option<&KeyRecord>,
     claim_key: &str,
+    row_written: bool,
 ) -> Result<KeyRecord, TransitionError> {
     transition(
         existing,
         claim_key,
         &[KeyState::Settled, KeyState::Delivered],
         |next| {
+            // Settled → delivered: the row now owed is the delivered one (an undelivered row the
+            // alarm wrote meanwhile is replaced by the worker's write, or else by the alarm's).
+            next.row_written =
+                row_written || (next.state == KeyState::Delivered && next.row_written);
             next.state = KeyState::Delivered;
             next.lease_until_ms = 0;
         },
     )
+}
+
+/// The outbox's write came back: confirmed (the row is in D1) or failed (counted for back-off).
+pub fn row_outcome(record: &KeyRecord, written: bool) -> KeyRecord {
+    let mut next = record.clone();
+    if written {
+        next.row_written = true;
+        next.row_failures = 0;
+    } else {
+        next.row_failures = next.row_failures.saturating_add(1);
+    }
+    next
 }
 
 /// Nothing was delivered. Claimed, or settling/uncertain that definitely failed → released (the
@@ -388,7 +565,7 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
         {"state": "settling", "meaning": "written before /settle is called: the payment may be on its way to the chain", "client": "wait for the answer; if it is lost, retry the identical request after Retry-After"},
         {"state": "uncertain", "meaning": "/settle was pending, failed on the connection or timed out, and the chain has not decided: the claim is kept", "client": "409 PAYMENT_UNCERTAIN: retry the identical request (same Idempotency-Key, body, PAYMENT-SIGNATURE) after Retry-After; never pay again under this key"},
         {"state": "settled", "meaning": "the payment landed; delivery is in progress or failed before the answer", "client": "retry the identical request: the operation runs again and is delivered with no second charge"},
-        {"state": "delivered", "meaning": "answered 200 with PAYMENT-RESPONSE", "client": "the same proof again gets 409 payment_replayed carrying the original PAYMENT-RESPONSE; use a fresh key for a new call"},
+        {"state": "delivered", "meaning": "answered 200 with PAYMENT-RESPONSE", "client": "lost the answer? retry the identical request (same Idempotency-Key, body and PAYMENT-SIGNATURE): the result is delivered again, signed, with the original PAYMENT-RESPONSE, no second charge and no second ledger row; use a fresh key for a new call"},
         {"state": "released", "meaning": "nothing moved (a refusal before settlement), or an uncertain payment definitely did not land (its blockhash expired unlanded): 402 payment_released", "client": "pay the new PAYMENT-REQUIRED challenge under the same key"},
     ]);
     let mut refusals: Vec<PaymentError> = vec![
@@ -400,6 +577,7 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
         PaymentError::ProofConflict,
         PaymentError::InProgress,
         PaymentError::Replayed,
+        PaymentError::RedeliveryMismatch,
         PaymentError::RetryTooEarly { retry_after_s: 1 },
         PaymentError::RateLimited { retry_after_s: 1 },
         PaymentError::IdentifierMismatch,
@@ -425,7 +603,12 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
     let fingerprint = if pack {
         "The key's record holds a keyed HMAC-SHA256 (server secret, never a plain hash) of the service release version, the route and the request body, so that a retry with another body or across a release upgrade is refused with 409 INVALID_RETRY_INPUT (the contract's versionedRetries). It is deleted with the record after 24 hours; nothing else derived from the body is kept."
     } else {
-        "No fingerprint of the body is kept (the criteria forbid retaining anything derived from a submission). The payment is bound to route and Idempotency-Key by its memo; the key's record holds the route, the payment's claim (SHA-256 of its transaction message) and state only. A retry with a changed body under a key that was already delivered gets 409 payment_replayed (nothing is computed); while the first payment is in flight it gets the same answers as an identical retry."
+        "No fingerprint of the body is kept (the criteria forbid retaining anything derived from a submission). The payment is bound to route and Idempotency-Key by its memo; the key's record holds the route, the payment's claim (SHA-256 of its transaction message), its state and, once the operation ran, the ledger row's closed fields (the counts, sizes, op and verdict the ledger publishes anyway) until the record is deleted. An identical retry after delivery is recognised by those figures: the operation runs again and its figures must equal the paid call's."
+    };
+    let same_proof_after_delivery = if pack {
+        format!("Re-delivered: a lost answer is retried with the identical Idempotency-Key, body and PAYMENT-SIGNATURE (or with no credential at all: the key is paid for), and the result is computed again (deterministic: the same provenance hashes) and delivered signed, with the original PAYMENT-RESPONSE, no second charge and no second ledger row. The keyed fingerprint proves the body is the paid one. Up to {REDELIVERY_LIMIT} re-deliveries per payment; after them 409 payment_replayed with the original PAYMENT-RESPONSE.")
+    } else {
+        format!("Re-delivered: a lost answer is retried with the identical Idempotency-Key (or none, on a keyless call), body and PAYMENT-SIGNATURE, and the operation runs again and is delivered signed, with the original PAYMENT-RESPONSE, no second charge and no second ledger row. No body fingerprint is kept, so the retry is recognised by the paid call's closed ledger figures (sizes, counts, op, verdict), which the re-run must equal; a retry whose figures differ gets 409 payment_redelivery_mismatch (nothing delivered). So what a changed body can obtain under one payment is bounded: a result with exactly the paid call's figures, at most {REDELIVERY_LIMIT} times, within the record's 24 hours; after that 409 payment_replayed with the original PAYMENT-RESPONSE.")
     };
     let binding = if pack {
         "Idempotency-Key required; the payment-identifier extension id is required and must equal it (400 payment_identifier_mismatch); extra.memo = \"cm:\" + 32 hex of SHA-256(route \"\\n\" key)."
@@ -438,8 +621,8 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
             "record": "one Durable Object per Idempotency-Key (or per server nonce on a keyless call), kept 24 hours: route, claim, state, times, settlement facts; never the result",
             "fingerprint": fingerprint,
             "retry": "Retry only with the identical Idempotency-Key, body, protocol and PAYMENT-SIGNATURE. Another route under a known key: 409 IDEMPOTENCY_CONFLICT. Another proof while the first is claimed, settling, uncertain, settled or delivered: 409 payment_proof_conflict. Nothing is charged by any of these.",
-            "same_proof_after_delivery": "409 payment_replayed with the original PAYMENT-RESPONSE, not a re-delivery: the criteria families keep no body fingerprint, so a re-delivery could compute a different body for free, and the pack contract lists a duplicate proof under 409.",
-            "rate": "payment attempts are counted per Idempotency-Key (in its record) and per paying wallet (in that wallet's own object); over the limit: 429 payment_rate_limited with Retry-After",
+            "same_proof_after_delivery": same_proof_after_delivery,
+            "rate": "the attempts that cost the service without paying it are limited: per Idempotency-Key (in its record: every attempt but a delivered payment's identical retries, which are bounded by the re-delivery limit) and per paying wallet (in that wallet's own object: refused, unverified and failed attempts only; a delivered, settled call does not use up the wallet's allowance); over the limit: 429 payment_rate_limited with Retry-After",
             "retry_after": "a retry before the Retry-After a key was given: 429 INVALID_RETRY_AFTER with the remaining wait",
         },
         "states": states,

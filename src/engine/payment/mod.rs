@@ -24,6 +24,7 @@ pub mod guard;
 pub mod header;
 pub mod idempotency;
 pub mod mpp;
+pub mod outbox;
 pub mod reconcile;
 pub mod solana;
 

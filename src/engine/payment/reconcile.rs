@@ -89,10 +89,43 @@ pub fn blockhash_valid_request(query: &ChainQuery) -> Value {
         "params": [query.blockhash, {"commitment": "processed"}]})
 }
 
-/// JSON-RPC body of `getSignaturesForAddress` over the source account's recent history.
-pub fn signatures_request(query: &ChainQuery) -> Value {
+/// Signatures per `getSignaturesForAddress` page (the RPC's maximum).
+pub const SIGNATURES_PAGE: usize = 1_000;
+/// The most pages one reconciliation reads (a busy payer's day of history, at most).
+pub const MAX_SIGNATURE_PAGES: usize = 25;
+
+/// JSON-RPC body of `getSignaturesForAddress` over the source account's history, newest first,
+/// from before `before` (the last signature of the previous page) when given.
+pub fn signatures_request(query: &ChainQuery, before: Option<&str>) -> Value {
+    let mut options = json!({"limit": SIGNATURES_PAGE, "commitment": "confirmed"});
+    if let Some(before) = before {
+        options["before"] = Value::from(before);
+    }
     json!({"jsonrpc": "2.0", "id": 1, "method": "getSignaturesForAddress",
-        "params": [query.source_account, {"limit": 100, "commitment": "confirmed"}]})
+        "params": [query.source_account, options]})
+}
+
+/// Where the next page of a payer's history starts, when there may be one that can hold this
+/// payment: the page was full, and its oldest entry is not older than `not_before_s` (a payment
+/// cannot land before its record was created: the facilitator's fee-payer signature, which it
+/// adds only at `/settle`, is what makes it valid). None: the scan is complete.
+pub fn next_page(body: &[u8], not_before_s: u64) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let entries = value.get("result")?.as_array()?;
+    if entries.len() < SIGNATURES_PAGE {
+        return None;
+    }
+    let last = entries.last()?;
+    let older = last
+        .get("blockTime")
+        .and_then(Value::as_u64)
+        .is_some_and(|t| t < not_before_s);
+    if older {
+        return None;
+    }
+    last.get("signature")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Reads an `isBlockhashValid` answer.
@@ -186,6 +219,44 @@ mod tests {
         ] {
             assert_eq!(settle_verdict(refused.as_bytes()), SettleVerdict::NotSent);
         }
+    }
+
+    #[test]
+    fn history_is_paged_until_it_is_older_than_the_payment() {
+        let page = |n: usize, last_time: u64| {
+            let entries: Vec<Value> = (0..n)
+                .map(|i| json!({"signature": format!("s{i}"), "blockTime": last_time + (n - i) as u64}))
+                .collect();
+            json!({ "result": entries }).to_string()
+        };
+        // A short page is the end of the history.
+        assert_eq!(next_page(page(10, 500).as_bytes(), 0), None);
+        // A full page continues from its last signature while it is recent enough.
+        let full = page(SIGNATURES_PAGE, 500);
+        assert_eq!(
+            next_page(full.as_bytes(), 400),
+            Some(format!("s{}", SIGNATURES_PAGE - 1))
+        );
+        // A full page that reaches before the payment's record ends the scan.
+        assert_eq!(next_page(full.as_bytes(), 600), None);
+        assert_eq!(next_page(b"{}", 0), None);
+        let first = signatures_request(
+            &ChainQuery {
+                blockhash: "b".into(),
+                source_account: "a".into(),
+            },
+            None,
+        );
+        assert_eq!(first["params"][1]["limit"], SIGNATURES_PAGE);
+        assert!(first["params"][1].get("before").is_none());
+        let later = signatures_request(
+            &ChainQuery {
+                blockhash: "b".into(),
+                source_account: "a".into(),
+            },
+            Some("s9"),
+        );
+        assert_eq!(later["params"][1]["before"], "s9");
     }
 
     #[test]

@@ -122,6 +122,37 @@ test("the stock mppx client pays and gets the contract's exampleResponse byte fo
   delivered += 1;
 });
 
+test("the stock mppx client run twice under one key (a lost answer): one transfer, the result twice, the original receipt", async () => {
+  const before = await balance(chain.url, RECIPIENT);
+  const mppx = mppxClient(chain.url, chain.chainId, await stockPayer());
+  const key = newKey();
+  const call = () => mppx.fetch(url, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": key }, body: BODY });
+  const first = await call();
+  assert.equal(first.status, 200);
+  const receipt = first.headers.get("payment-receipt");
+  assert.equal(await first.text(), JSON.stringify(contract.exampleResponse));
+  delivered += 1;
+  assert.equal(await balance(chain.url, RECIPIENT), before + PRICE);
+  // The client lost the answer and runs the same call again: the key is paid for, so the worker
+  // answers the unpaid request with the result; no challenge, so the client pays nothing.
+  const second = await call();
+  assert.equal(second.status, 200);
+  assert.equal(await second.text(), JSON.stringify(contract.exampleResponse), "the same result");
+  assert.equal(second.headers.get("payment-receipt"), receipt, "the original receipt");
+  assert.ok(second.headers.get("report-signature"), "signed like the first answer");
+  assert.equal(await balance(chain.url, RECIPIENT), before + PRICE, "one transfer under one key");
+});
+
+test("concurrent unpaid requests under one key get one challenge", async () => {
+  const key = newKey();
+  const answers = await Promise.all([post({ key }), post({ key }), post({ key })]);
+  const ids = answers.map((r) => {
+    assert.equal(r.status, 402);
+    return Challenge.fromResponse(r).id;
+  });
+  assert.equal(new Set(ids).size, 1, "one challenge id for one key");
+});
+
 /**
  * A pass-through to the worker on a free port that keeps each POST's status and response body as
  * received, so a test can see what a separate process (the example) was delivered.
@@ -183,7 +214,7 @@ test("free validation comes first: a malformed body is refused with the contract
   assert.equal(noKey.status, 400);
 });
 
-test("a replayed credential: the same again → 409 payment_replayed; under another key → 402 invalid challenge", async () => {
+test("a delivered credential: the same again → the result again (lost answer), no second transfer; under another key → 402 invalid challenge", async () => {
   const key = newKey();
   const challenge = await challengeFor(key);
   const credential = await chargeMethod(chain.url, chain.chainId, await stockPayer()).createCredential({ challenge });
@@ -192,7 +223,10 @@ test("a replayed credential: the same again → 409 payment_replayed; under anot
   assert.equal(await first.text(), JSON.stringify(contract.exampleResponse));
   delivered += 1;
   const before = await balance(chain.url, RECIPIENT);
-  await refused(await post({ key, authorization: credential }), 409, "payment_replayed", "replay");
+  const again = await post({ key, authorization: credential });
+  assert.equal(again.status, 200, "identical retry after a lost answer");
+  assert.equal(await again.text(), JSON.stringify(contract.exampleResponse));
+  assert.equal(again.headers.get("payment-receipt"), first.headers.get("payment-receipt"), "the original receipt");
   await refused(await post({ key: newKey(), authorization: credential }), 402, "mpp_challenge_invalid", "other key");
   // Presented on the x402 route it is not a payment there at all: challenged, nothing delivered.
   const x402 = await post({ key, authorization: credential, path: "/v1/x402/context-budget-pack" });
@@ -275,7 +309,7 @@ test("after the run: the ledger has exactly one row per delivered call, with clo
   for (const row of rows) {
     assert.equal(row.op, "pack");
     assert.ok(payers.has(row.payer), `payer ${row.payer}`);
-    assert.match(row.tx_sig, /^0x[0-9a-f]{64}$/);
+    assert.match(row.tx_sig, new RegExp(`^eip155:${chain.chainId}:0x[0-9a-f]{64}$`), "the reference names the chain");
     assert.equal(row.price_usdc_units, Number(PRICE));
     assert.equal(row.fee_lamports, 0);
   }

@@ -137,18 +137,49 @@ test("a paid budget-pack call returns the contract's exampleResponse byte for by
   delivered += 1n;
 });
 
-test("replay of a delivered payment → 409, also after restarting the facilitator", { skip }, async () => {
+test("a lost answer retried as told is delivered again, charged once, also after restarting the facilitator", { skip }, async () => {
   const key = newKey();
   const { header } = await paymentFor(A, key);
   const first = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } });
   assert.equal(first.status, 200);
+  const { signature: firstSignature, ...firstReport } = await first.json();
+  const receipt = first.headers.get("PAYMENT-RESPONSE");
+  assert.ok(receipt && firstSignature, "the first answer's receipt and signature");
   delivered += 1n;
   const before = await merchantBalance();
-  await assertRefusedUnconsumed(await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } }), 409, "replay");
+  // The answer was lost: the identical retry (same key, body, PAYMENT-SIGNATURE) gets the result.
+  const again = async (what) => {
+    const res = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } });
+    assert.equal(res.status, 200, `${what}: ${await res.clone().text()}`);
+    const { signature, ...report } = await res.json();
+    assert.deepEqual(report, firstReport, `${what}: the paid call's report, as of the paid call's time`);
+    assert.equal(signature.key_id, firstSignature.key_id, `${what}: signed like the first answer`);
+    assert.equal(res.headers.get("PAYMENT-RESPONSE"), receipt, `${what}: the original receipt`);
+  };
+  await again("identical retry");
   await facilitator.close();
   facilitator = await startFacilitator({ port: FACILITATOR_PORT, rpcUrl: svmUrl, quiet: true });
-  await assertRefusedUnconsumed(await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } }), 409, "replay after restart");
-  await assertNothingMoved(before, "replay");
+  await again("identical retry after a facilitator restart");
+  await assertNothingMoved(before, "re-deliveries");
+});
+
+test("the pack's paid key is paid for: the same key and body with no credential gets the same bytes, never a challenge", { skip: B && !process.env.E2E_ROUTE_B ? false : "no pack route" }, async () => {
+  const key = newKey();
+  const { header } = await paymentFor(B, key);
+  const first = await post(B, { key, headers: { "PAYMENT-SIGNATURE": header } });
+  assert.equal(first.status, 200);
+  const firstBody = await first.text();
+  const receipt = first.headers.get("PAYMENT-RESPONSE");
+  delivered += 1n;
+  const before = await merchantBalance();
+  for (const [headers, what] of [[{ "PAYMENT-SIGNATURE": header }, "identical retry"], [{}, "no credential"]]) {
+    const res = await post(B, { key, headers });
+    assert.equal(res.status, 200, `${what}: ${await res.clone().text()}`);
+    assert.equal(await res.text(), firstBody, `${what}: the same bytes (the pack is deterministic)`);
+    assert.equal(res.headers.get("PAYMENT-RESPONSE"), receipt, `${what}: the original receipt`);
+    assert.ok(res.headers.get("report-signature"), `${what}: signed like the first answer`);
+  }
+  await assertNothingMoved(before, "pack re-deliveries");
 });
 
 test("the same payment under another Idempotency-Key or on another route is refused", { skip }, async () => {
@@ -301,14 +332,15 @@ test("after the run: the merchant received exactly price × delivered calls", { 
 test("after the run: the ledger has exactly one row per delivered call, payment facts only", { skip: process.env.WORKER_URL ? "external worker" : false }, async () => {
   const rows = d1(ownWorker.persist, "SELECT * FROM ledger_token_efficiency");
   const packRows = d1(ownWorker.persist, "SELECT * FROM ledger_context_budget_pack");
-  assert.equal(packRows.length, 1);
+  assert.equal(packRows.length, 2, "the byte-for-byte pack and the re-delivered pack: one row each, none for a re-delivery");
   assert.equal(packRows[0].op, "pack");
   assert.equal(BigInt(rows.length + packRows.length), delivered);
   for (const row of rows) {
     assert.equal(row.price_usdc_units, Number(A.price));
     assert.equal(row.cad_pending, 1);
     assert.equal(row.house, 0);
-    assert.match(row.tx_sig, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    // The reference names the chain (CAIP-2) and the transaction: solana:<genesis>:<signature>.
+    assert.match(row.tx_sig, /^solana:[1-9A-HJ-NP-Za-km-z]{32}:[1-9A-HJ-NP-Za-km-z]{64,88}$/);
     assert.ok(row.fee_lamports >= 5000);
     assert.match(row.verdict, /^PAYLOAD BUDGET — payload tokens: \d+ — effective budget: 100 — FITS — /);
   }

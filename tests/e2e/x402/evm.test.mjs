@@ -144,7 +144,20 @@ async function refusedFree(res, status, code, what) {
   const body = await res.json();
   assert.equal(body.code, code, `${what}: code`);
   if (status !== 409 && status !== 429) assert.equal(body.payment, "not verified, not consumed", `${what}: payment untouched`);
-  if (code !== "payment_replayed") assert.equal(res.headers.get("PAYMENT-RESPONSE"), null, `${what}: no receipt`);
+  // A refusal about a delivered payment names it by its original receipt; no other refusal carries one.
+  const aboutDelivered = ["payment_replayed", "payment_redelivery_mismatch"].includes(code);
+  if (!aboutDelivered) assert.equal(res.headers.get("PAYMENT-RESPONSE"), null, `${what}: no receipt`);
+  return body;
+}
+
+/** A lost answer retried as told: delivered again, signed, with the original receipt (nothing counted: no second charge). */
+async function redelivered(res, receipt, what) {
+  assert.equal(res.status, 200, `${what}: ${await res.clone().text()}`);
+  const again = decode(res.headers.get("PAYMENT-RESPONSE"));
+  assert.equal(again.transaction, receipt.transaction, `${what}: the original receipt`);
+  assert.equal(again.network, EVM_NETWORK, `${what}: its network`);
+  const body = await res.json();
+  assert.ok(body.signature?.sig, `${what}: signed like the first answer`);
   return body;
 }
 
@@ -248,7 +261,7 @@ test("the EVM quickstart (examples/evm/pay-and-verify.mjs) pays the budget and p
   assert.equal(await merchantBalance(), before + ROUTES.budget.price + ROUTES.pack.price);
 });
 
-test("replays of a delivered authorization: same key, another key, another route, after a facilitator restart", async () => {
+test("a delivered authorization: the identical retry is delivered again (also after a facilitator restart); another key or route is refused", async () => {
   const A = ROUTES.budget;
   const B = ROUTES.levers; // same price as A
   const key = newKey();
@@ -259,8 +272,10 @@ test("replays of a delivered authorization: same key, another key, another route
   const receipt = delivered(A, first);
   const before = await merchantBalance();
 
-  const again = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } });
-  await refusedFree(again, 409, "payment_replayed", "replay, same key");
+  await redelivered(await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } }), receipt, "lost answer, identical retry");
+  // A changed body under the delivered payment is not the paid call: refused, nothing delivered.
+  const changed = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header }, body: { ...A.body, payload: JSON.stringify({ items: [1, 1, 2], note: "changed" }) } });
+  await refusedFree(changed, 409, "payment_redelivery_mismatch", "changed body after delivery");
   await refusedFree(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "replay, another key");
   await refusedFree(await post(B, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "cross-route");
   await refusedFree(await post(B, { key, headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "cross-route, same key");
@@ -268,11 +283,8 @@ test("replays of a delivered authorization: same key, another key, another route
   await facilitator.close();
   facilitator = await startEvmFacilitator();
   await refusedFree(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "after a facilitator restart");
-  const replayed = await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } });
-  assert.equal(replayed.status, 409);
-  assert.equal((await replayed.json()).code, "payment_replayed");
-  assert.equal(decode(replayed.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction, "the original receipt");
-  assert.equal(await merchantBalance(), before, "no replay moved money");
+  await redelivered(await post(A, { key, headers: { "PAYMENT-SIGNATURE": header } }), receipt, "identical retry after a facilitator restart");
+  assert.equal(await merchantBalance(), before, "no retry or replay moved money");
 });
 
 test("without an Idempotency-Key an authorization is bound by its own identity: replayed, reused with a key or on another route, refused", async () => {
@@ -285,9 +297,7 @@ test("without an Idempotency-Key an authorization is bound by its own identity: 
   const receipt = delivered(A, first);
   await first.arrayBuffer();
   const before = await merchantBalance();
-  const again = await post(A, { headers: { "PAYMENT-SIGNATURE": header } });
-  await refusedFree(again, 409, "payment_replayed", "keyless replay");
-  assert.equal(decode(again.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction);
+  await redelivered(await post(A, { headers: { "PAYMENT-SIGNATURE": header } }), receipt, "keyless identical retry");
   await refusedFree(await post(A, { key: newKey(), headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "keyless, then under a key");
   await refusedFree(await post(B, { headers: { "PAYMENT-SIGNATURE": header } }), 409, "payment_bound_elsewhere", "keyless, then on another route");
   // And the other way: an authorization first used under a key is not free to use without one.
@@ -383,11 +393,9 @@ async function deliveredOnce(route, { key, header, res, landed }, before, what) 
   assert.equal(transactions.length, 1, `${what}: one settlement landed`);
   assert.equal(receipt.transaction, transactions[0], `${what}: the receipt names the transaction that landed`);
   assert.equal(await merchantBalance(), before + route.price, `${what}: charged once`);
-  // The same request again: the original receipt, nothing charged.
-  const again = await post(route, { key, headers: { "PAYMENT-SIGNATURE": header } });
-  await refusedFree(again, 409, "payment_replayed", `${what}: replay`);
-  assert.equal(decode(again.headers.get("PAYMENT-RESPONSE")).transaction, receipt.transaction, `${what}: the original receipt`);
-  assert.equal(await merchantBalance(), before + route.price, `${what}: the replay moved nothing`);
+  // The same request again (a lost answer): delivered again with the original receipt, nothing charged.
+  await redelivered(await post(route, { key, headers: { "PAYMENT-SIGNATURE": header } }), receipt, `${what}: identical retry`);
+  assert.equal(await merchantBalance(), before + route.price, `${what}: the retry moved nothing`);
 }
 
 test("settle connection dropped after the authorization landed: reconciled from the chain, delivered once", async () => {
@@ -444,7 +452,7 @@ test("the merchant received exactly price × delivered calls, one ledger row per
   for (const table of tables) {
     const found = d1(worker.persist, `SELECT payer, tx_sig, fee_lamports, price_usdc_units FROM ${table}`);
     for (const row of found) {
-      assert.match(row.tx_sig, /^0x[0-9a-f]{64}$/, "an EVM payment's tx id is its 0x transaction hash");
+      assert.match(row.tx_sig, new RegExp(`^${EVM_NETWORK}:0x[0-9a-f]{64}$`), "an EVM row's reference names its chain (CAIP-2) and the 0x transaction hash, delivered");
       assert.equal(row.fee_lamports, 0, "no Solana fee on an EVM payment");
       assert.equal(row.payer, WALLETS.client.toLowerCase());
     }

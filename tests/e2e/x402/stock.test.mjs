@@ -26,6 +26,7 @@ const WORKER_PORT = 18100;
 const SVM_PORT = 18101;
 const FACILITATOR_PORT = 18102;
 const SHORT_TTL_WORKER_PORT = 18103;
+const WALLET_LIMIT_WORKER_PORT = 18104;
 const KEY_ID = "organizations/test-org/apiKeys/stock-test";
 
 const ROUTES = [
@@ -139,7 +140,7 @@ test("the stock @x402/fetch client pays every criteria route; the merchant gains
   assert.equal(await merchantBalance(), before + prices);
 });
 
-test("a replayed stock payment is refused and nothing more is charged: same route, other route, tampered memo", async () => {
+test("a delivered stock payment: the identical retry is delivered again (lost answer); other route or tampered memo refused; nothing more charged", async () => {
   const [te, , levers] = ROUTES;
   const sent = [];
   const res = await postJson(await stockFetch(sent), te.path, te.body);
@@ -148,8 +149,8 @@ test("a replayed stock payment is refused and nothing more is charged: same rout
   const before = await merchantBalance();
 
   const replay = await postJson(fetch, te.path, te.body, { "payment-signature": header });
-  assert.equal(replay.status, 409);
-  assert.equal((await replay.json()).code, "payment_replayed");
+  assert.equal(replay.status, 200, "the identical retry is delivered again");
+  assert.ok((await replay.json()).signature?.sig, "signed like the first answer");
   assert.equal(decode(replay.headers.get("payment-response")).success, true, "the original receipt comes back");
 
   const elsewhere = await postJson(fetch, levers.path, levers.body, { "payment-signature": header });
@@ -177,7 +178,7 @@ test("a stock payment with a key but no payment-identifier pays a criteria route
   assert.equal(await merchantBalance(), before + BigInt(decode(sent[1].headers["payment-signature"]).accepted.amount));
 });
 
-test("a nonce is honoured until its expiry for a new payment only: expired → 402 free; a delivered payment still answers its replay", async () => {
+test("a nonce is honoured until its expiry for a new payment only: expired → 402 free; a delivered payment is still delivered again to its identical retry", async () => {
   const [te] = ROUTES;
   const shortLived = await startWorker({
     port: SHORT_TTL_WORKER_PORT,
@@ -204,11 +205,62 @@ test("a nonce is honoured until its expiry for a new payment only: expired → 4
     assert.equal(body.payment, "not verified, not consumed");
     assert.match(decode(late.headers.get("payment-required")).accepts[0].extra.memo, /^cmn1\./, "a fresh challenge comes with it");
     const replay = await post({ "payment-signature": sent[1].headers["payment-signature"] });
-    assert.equal(replay.status, 409);
-    assert.equal((await replay.json()).code, "payment_replayed");
+    assert.equal(replay.status, 200, "re-delivered after the nonce's expiry: the record's rules still apply");
+    await replay.arrayBuffer();
     assert.equal(await merchantBalance(), before + price);
   } finally {
     await shortLived.stop();
+  }
+});
+
+test("the per-wallet limit counts what costs us, not what pays us: a paying wallet past the limit is never 429'd; a wallet sending conflicting proofs is", async () => {
+  const [te] = ROUTES;
+  const LIMIT = 3;
+  const limited = await startWorker({
+    port: WALLET_LIMIT_WORKER_PORT,
+    logLevel: "warn",
+    vars: { FACILITATOR_URL: facilitator.url, SOLANA_RPC_URL: svm.url, PAY_ATTEMPTS_PER_WALLET: String(LIMIT) },
+  });
+  try {
+    const post = (headers = {}) => fetch(limited.url + te.path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(te.body) });
+    const before = await merchantBalance();
+    // One wallet pays three times the limit in a row, as fast as the stock flow goes: every call delivered.
+    const keys = [];
+    for (let i = 0; i < 3 * LIMIT; i++) {
+      const key = `wallet-paying-${Date.now()}-${i}`;
+      keys.push(key);
+      const challenge = await post({ "Idempotency-Key": key });
+      assert.equal(challenge.status, 402);
+      const { header } = await createPaymentHeader(challenge.headers.get("payment-required"), { rpcUrl: svm.url, idempotencyKey: key });
+      const paid = await post({ "Idempotency-Key": key, "payment-signature": header });
+      assert.equal(paid.status, 200, `paid call ${i}: ${paid.status}`);
+      await paid.arrayBuffer();
+    }
+    const price = 20000n; // the budget op's published price ($0.02)
+    assert.equal(await merchantBalance(), before + price * BigInt(3 * LIMIT), "every paid call charged once");
+    // Another wallet presents its proofs under keys the first wallet paid: each is a conflict and
+    // counts; past the limit it is 429 with Retry-After, free.
+    const codes = [];
+    for (let i = 0; i <= LIMIT; i++) {
+      const key = keys[i];
+      const challenge = await post({ "Idempotency-Key": `wallet-conflict-${Date.now()}-${i}` });
+      await challenge.arrayBuffer();
+      const fresh = await post({ "Idempotency-Key": key });
+      const { header } = await createPaymentHeader(fresh.headers.get("payment-required"), { rpcUrl: svm.url, wallet: "client2", idempotencyKey: key });
+      await fresh.arrayBuffer();
+      const res = await post({ "Idempotency-Key": key, "payment-signature": header });
+      const body = await res.json();
+      codes.push(`${res.status}:${body.code}`);
+      if (i < LIMIT) assert.equal(body.code, "payment_proof_conflict", codes.join(" "));
+      else {
+        assert.equal(res.status, 429, codes.join(" "));
+        assert.equal(body.code, "payment_rate_limited");
+        assert.ok(Number(res.headers.get("retry-after")) >= 1);
+      }
+    }
+    assert.equal(await merchantBalance(), before + price * BigInt(3 * LIMIT), "no conflict moved money");
+  } finally {
+    await limited.stop();
   }
 });
 

@@ -86,6 +86,11 @@ impl MppConfig {
         })
     }
 
+    /// The chain as CAIP-2 (the ledger row's transaction reference names it).
+    pub fn network(&self) -> String {
+        format!("eip155:{}", self.chain_id)
+    }
+
     /// The `request` auth-param: base64url (no padding) of the JCS request object for `price_units`.
     /// Keys in JCS order; push is the only mode offered (see `supportedModes`).
     pub fn request_param(&self, price_units: u64) -> String {
@@ -145,9 +150,18 @@ fn challenge_id(config: &MppConfig, binding: &Binding, request: &str, expires: &
 
 /// A fresh challenge for this route, key, body and price, expiring `challenge_ttl_ms` after `now_ms`.
 pub fn challenge(config: &MppConfig, binding: &Binding, now_ms: u64) -> Challenge {
+    challenge_until(
+        config,
+        binding,
+        now_ms.saturating_add(config.challenge_ttl_ms),
+    )
+}
+
+/// The challenge of `binding` that expires at `expires_ms`: the same id for the same binding and
+/// expiry, so requests that share an expiry share one challenge.
+pub fn challenge_until(config: &MppConfig, binding: &Binding, expires_ms: u64) -> Challenge {
     let request = config.request_param(binding.price_units);
-    let expires =
-        crate::engine::time::iso8601_millis(now_ms.saturating_add(config.challenge_ttl_ms));
+    let expires = crate::engine::time::iso8601_millis(expires_ms);
     Challenge {
         id: challenge_id(config, binding, &request, &expires),
         realm: config.realm.clone(),
