@@ -12,11 +12,12 @@
 //! response body), and prints each as a ratio of the one tokenization — the
 //! figures the token-efficiency issue sets targets for (precheck ≤ 1.1×, budget needing S-4 ≤
 //! 1.5×). The signed body is what the worker answers (`ReportSigner::signed_body`: the report's
-//! JCS bytes, Ed25519 over them with a fresh nonce as the edge signs, the signature spliced in); its
-//! share of the budget path is printed too, since Ed25519 hashes the whole report, shaped payload
-//! included. So is the least any budget path can cost, its floor: one tokenization (the submitted
-//! count is exact) plus SHA-512 over the bytes the signature covers (Ed25519 hashes its message;
-//! the report carries the shaped payload). Where that floor is above 1.5x, the issue's budget
+//! JCS bytes, RFC 8032 Ed25519 over them as the edge signs, the signature spliced in); its share of
+//! the budget path is printed too, since Ed25519 hashes the whole report, shaped payload included
+//! (RFC 8032 hashes it twice: for the nonce and for the challenge). So is the least any budget path
+//! can cost, its floor: one tokenization (the submitted count is exact) plus one SHA-512 over the
+//! bytes the signature covers (any Ed25519 hashes its message; the report carries the shaped
+//! payload). Where that floor is above 1.5x, the issue's budget
 //! target is out of reach for the payload, whatever the engine does.
 //! Runs are interleaved so machine noise touches all four alike, and each figure is the fastest of
 //! its runs: on a small shared machine preemption only ever adds time, so the minimum is the
@@ -26,7 +27,7 @@
 //! one section of docs/bench/latest.json (scripts/bench-data.mjs).
 
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use context_meter::engine::sign::{signed_bytes, Nonce, ReportSigner};
+use context_meter::engine::sign::{signed_bytes, ReportSigner};
 use context_meter::engine::token_efficiency as te;
 use context_meter::engine::tokenizer;
 use serde_json::{json, Value};
@@ -234,12 +235,6 @@ fn main() {
         .chain(single_piece_cases())
         .collect();
     let signer = ReportSigner::from_seed(&[7; 32]);
-    // The edge draws each signature's nonce seed from the CSPRNG (edge::respond); so does the bench.
-    let fresh = || {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).unwrap();
-        Nonce::Fresh(seed)
-    };
     let mut kept = Vec::new();
     let every_case = std::env::var("TE_BENCH_CASE").is_err();
     for (id, bytes) in cases {
@@ -264,13 +259,13 @@ fn main() {
             }));
             pre.push(timed(|| {
                 let req = te::parse(black_box(&bytes)).unwrap();
-                signer.signed_body(te::precheck(&req, 0).expect("a precheck body"), fresh())
+                signer.signed_body(te::precheck(&req, 0).expect("a precheck body"))
             }));
             pre_fits.push(timed(|| {
                 let req = te::parse(black_box(&fits_bytes)).unwrap();
                 let report = te::precheck(&req, 0).expect("a precheck body");
                 assert_eq!(report["fits"], Value::Bool(true));
-                signer.signed_body(report, fresh())
+                signer.signed_body(report)
             }));
             let start = Instant::now();
             let req = te::parse_for_budget(black_box(&bytes)).unwrap();
@@ -278,7 +273,7 @@ fn main() {
             applications = delivery.report["applications"].clone();
             let signed = signed_bytes(&delivery.report);
             let signing = Instant::now();
-            black_box(signer.signed_body(delivery.report, fresh()));
+            black_box(signer.signed_body(delivery.report));
             run.push(start.elapsed());
             tail.push(signing.elapsed());
             digest.push(timed(|| Sha512::digest(black_box(signed.as_bytes()))));

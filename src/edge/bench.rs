@@ -251,7 +251,7 @@ fn precheck_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass
     let parsed = te::parse(body)?;
     let report = te::precheck(&parsed, worker::Date::now().as_millis())?;
     let tokens = figure(&report, "payload_tokens", None);
-    let answer = signer.signed_body(report, respond::signing_nonce());
+    let answer = signer.signed_body(report);
     Ok(Pass {
         tokens: Some(tokens),
         shaped_tokens: None,
@@ -282,7 +282,7 @@ fn engine_pass(body: &[u8]) -> std::result::Result<(Delivery, Pass), te::Refusal
 /// One pass of `budget` as its route runs it after the payment is verified.
 fn budget_pass(body: &[u8], signer: &ReportSigner) -> std::result::Result<Pass, te::Refusal> {
     let (delivery, pass) = engine_pass(body)?;
-    let answer = signer.signed_body(delivery.report, respond::signing_nonce());
+    let answer = signer.signed_body(delivery.report);
     Ok(Pass {
         answer_bytes: Some(answer.len()),
         ..pass
@@ -347,7 +347,7 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
         // `budget` less `engine` is what writing and signing the report cost.
         TokenEfficiencyOp::Engine => Box::new(|| Ok(engine_pass(black_box(&body))?.1)),
         // A signature's fixed cost: the precheck's report (about 1.6 KB), computed once,
-        // signed N times as the route signs it (nonce included).
+        // signed N times as the route signs it (RFC 8032: two SHA-512 of it).
         TokenEfficiencyOp::Sign => {
             let report = match te::parse(&body).and_then(|parsed| te::precheck(&parsed, 0)) {
                 Ok(report) => report,
@@ -356,8 +356,7 @@ pub async fn token_efficiency(mut req: Request, env: &Env) -> Result<Response> {
             let tokens = figure(&report, "payload_tokens", None);
             let signer = &signer;
             Box::new(move || {
-                let answer =
-                    signer.signed_body(black_box(report.clone()), respond::signing_nonce());
+                let answer = signer.signed_body(black_box(report.clone()));
                 Ok(Pass {
                     tokens: Some(tokens),
                     shaped_tokens: None,

@@ -2,7 +2,7 @@
 //! static message plus numbers; `404` is the static text `NOT COVERED`.
 
 use crate::edge::error::EdgeError;
-use crate::engine::sign::{Nonce, ReportSigner};
+use crate::engine::sign::ReportSigner;
 use crate::engine::ClosedError;
 use serde_json::{Map, Value};
 use worker::{Headers, Response, Result};
@@ -23,26 +23,13 @@ pub fn json(status: u16, value: &Value) -> Result<Response> {
         .with_headers(base_headers("application/json; charset=utf-8")))
 }
 
-/// The nonce for one signature: 32 fresh bytes from the runtime's CSPRNG, so the report is hashed
-/// once. Should the CSPRNG fail, the RFC 8032 nonce (from the message) signs instead: slower, never
-/// a failed response, and nothing after a settled payment can fail on it.
-pub fn signing_nonce() -> Nonce {
-    let mut seed = [0u8; 32];
-    match getrandom::fill(&mut seed) {
-        Ok(()) => Nonce::Fresh(seed),
-        Err(_) => Nonce::FromMessage,
-    }
-}
-
 /// Signs `report` and answers it with `status`. The body is the report's JCS form with the
 /// signature in its sorted place ([`ReportSigner::signed_body`]): serialised once, for signing
 /// and for the wire.
 pub fn signed(status: u16, report: Map<String, Value>, signer: &ReportSigner) -> Result<Response> {
-    Ok(
-        Response::from_bytes(signer.signed_body(report, signing_nonce()))?
-            .with_status(status)
-            .with_headers(base_headers("application/json; charset=utf-8")),
-    )
+    Ok(Response::from_bytes(signer.signed_body(report))?
+        .with_status(status)
+        .with_headers(base_headers("application/json; charset=utf-8")))
 }
 
 /// Answers `report` byte for byte as the engine built it, with the signature detached into the
@@ -55,7 +42,7 @@ pub fn signed_detached(
 ) -> Result<Response> {
     use base64::{engine::general_purpose::STANDARD, Engine as _};
     let mut signed = report.clone();
-    signer.sign(&mut signed, signing_nonce());
+    signer.sign(&mut signed);
     let signature = signed
         .get(crate::engine::sign::SIGNATURE_MEMBER)
         .cloned()

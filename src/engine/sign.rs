@@ -2,18 +2,16 @@
 //! report object without its `signature` member, so a saved report verifies offline whatever its key
 //! order or whitespace. `key_id` = the first 16 hex digits of SHA-256(public key).
 //!
-//! Every signature is a standard Ed25519 signature (RFC 8032 verification accepts it unchanged).
-//! Only the secret nonce may differ from RFC 8032's: with [`Nonce::Fresh`] it is drawn from 32
-//! random bytes instead of from the message, so a report (up to a whole shaped payload) is hashed
-//! once instead of twice. Signatures are the one part of a response the determinism rule exempts.
+//! Signing is ed25519-dalek's own RFC 8032 Ed25519 (`SigningKey::sign`): the secret nonce is
+//! `SHA-512(prefix ‖ message)`, so a signature depends on the key and the signed bytes alone, is
+//! the same for the same report, and draws no randomness (its safety does not rest on the runtime's
+//! random bytes). The price is a second SHA-512 of the signed bytes (ARCHITECTURE §7).
 
 use crate::engine::jsjson::{to_jcs, to_jcs_with_slot, write_js_string};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use curve25519_dalek::{edwards::EdwardsPoint, scalar::Scalar};
-use ed25519_dalek::hazmat::ExpandedSecretKey;
-use ed25519_dalek::{Signature, Verifier as _, VerifyingKey};
+use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, VerifyingKey};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256, Sha512};
+use sha2::{Digest, Sha256};
 
 /// Name of the report member that carries the signature.
 pub const SIGNATURE_MEMBER: &str = "signature";
@@ -49,46 +47,29 @@ pub fn signed_bytes(report: &Map<String, Value>) -> String {
     to_jcs_with_slot(report, SIGNATURE_MEMBER, 0).0
 }
 
-/// Where a signature's secret nonce `r` comes from. Both give signatures any Ed25519 verifier
-/// accepts; a nonce must never repeat across different messages, which both guarantee.
-#[derive(Clone, Copy)]
-pub enum Nonce {
-    /// RFC 8032 §5.1.6: `r = SHA-512(prefix ‖ message)`. Deterministic; the message is hashed twice
-    /// (once for `r`, once for the challenge).
-    FromMessage,
-    /// `r = SHA-512(prefix ‖ seed)` for 32 fresh bytes from a CSPRNG: the message is hashed once.
-    /// The secret prefix keeps `r` secret even if the seed were seen.
-    Fresh([u8; 32]),
-}
-
-/// A report signer holding one Ed25519 key.
+/// A report signer holding one Ed25519 key: ed25519-dalek's signing key (the seed and its public
+/// key, derived once here) and the key's `key_id`.
 pub struct ReportSigner {
-    secret: ExpandedSecretKey,
-    public: [u8; 32],
+    key: SigningKey,
     key_id: String,
 }
 
 impl ReportSigner {
     /// A signer from a 32-byte Ed25519 seed (the `SIGNING_KEY` secret, decoded).
     pub fn from_seed(seed: &[u8; 32]) -> Self {
-        let secret = ExpandedSecretKey::from(seed);
-        let public = VerifyingKey::from(&secret).to_bytes();
-        let key_id = key_id(&public);
-        ReportSigner {
-            secret,
-            public,
-            key_id,
-        }
+        let key = SigningKey::from_bytes(seed);
+        let key_id = key_id(&key.verifying_key().to_bytes());
+        ReportSigner { key, key_id }
     }
 
     /// The raw public key.
     pub fn public_key(&self) -> [u8; 32] {
-        self.public
+        self.key.verifying_key().to_bytes()
     }
 
     /// The public key, base64 (standard alphabet, padded).
     pub fn public_key_b64(&self) -> String {
-        STANDARD.encode(self.public)
+        STANDARD.encode(self.public_key())
     }
 
     /// First 16 hex digits of SHA-256(public key).
@@ -98,9 +79,9 @@ impl ReportSigner {
 
     /// Signs `report` in place: any existing `signature` member is replaced by
     /// `{alg:"Ed25519", key_id, sig}` over the JCS bytes of the rest of the object.
-    pub fn sign(&self, report: &mut Map<String, Value>, nonce: Nonce) {
+    pub fn sign(&self, report: &mut Map<String, Value>) {
         report.shift_remove(SIGNATURE_MEMBER);
-        let signature = self.signature_over(signed_bytes(report).as_bytes(), nonce);
+        let signature = self.signature_over(signed_bytes(report).as_bytes());
         report.insert(SIGNATURE_MEMBER.to_owned(), signature);
     }
 
@@ -109,10 +90,10 @@ impl ReportSigner {
     /// the buffer that is answered (the member is inserted in place: only the members that sort
     /// after it move), and the signed bytes are exactly the body without that member (any existing
     /// one is replaced).
-    pub fn signed_body(&self, mut report: Map<String, Value>, nonce: Nonce) -> Vec<u8> {
+    pub fn signed_body(&self, mut report: Map<String, Value>) -> Vec<u8> {
         report.shift_remove(SIGNATURE_MEMBER);
         let (mut jcs, slot) = to_jcs_with_slot(&report, SIGNATURE_MEMBER, SIGNATURE_MEMBER_ROOM);
-        let signature = self.signature_over(jcs.as_bytes(), nonce);
+        let signature = self.signature_over(jcs.as_bytes());
         let mut member = String::with_capacity(SIGNATURE_MEMBER_ROOM);
         if slot > 1 {
             member.push(',');
@@ -128,32 +109,14 @@ impl ReportSigner {
     }
 
     /// The `{alg, key_id, sig}` object over `bytes`.
-    fn signature_over(&self, bytes: &[u8], nonce: Nonce) -> Value {
-        let sig = self.ed25519(bytes, nonce);
+    fn signature_over(&self, bytes: &[u8]) -> Value {
+        let sig = self.ed25519(bytes);
         json!({"alg": "Ed25519", "key_id": self.key_id, "sig": STANDARD.encode(sig)})
     }
 
-    /// RFC 8032 §5.1.6 signing, steps 2–6, with the nonce taken as `nonce` says:
-    /// `R = r·B`, `k = SHA-512(R ‖ A ‖ M)`, `S = r + k·s`; the signature is `R ‖ S`.
-    fn ed25519(&self, message: &[u8], nonce: Nonce) -> [u8; 64] {
-        let mut nonce_hash = Sha512::new().chain_update(self.secret.hash_prefix);
-        match nonce {
-            Nonce::FromMessage => nonce_hash.update(message),
-            Nonce::Fresh(seed) => nonce_hash.update(seed),
-        }
-        let r = Scalar::from_hash(nonce_hash);
-        let big_r = EdwardsPoint::mul_base(&r).compress();
-        let k = Scalar::from_hash(
-            Sha512::new()
-                .chain_update(big_r.as_bytes())
-                .chain_update(self.public)
-                .chain_update(message),
-        );
-        let big_s = k * self.secret.scalar + r;
-        let mut signature = [0u8; 64];
-        signature[..32].copy_from_slice(big_r.as_bytes());
-        signature[32..].copy_from_slice(big_s.as_bytes());
-        signature
+    /// The RFC 8032 Ed25519 signature `R ‖ S` of `message`, as ed25519-dalek computes it.
+    fn ed25519(&self, message: &[u8]) -> [u8; 64] {
+        self.key.sign(message).to_bytes()
     }
 }
 
@@ -204,8 +167,6 @@ mod tests {
         ReportSigner::from_seed(&[7u8; 32])
     }
 
-    const FRESH: Nonce = Nonce::Fresh([3u8; 32]);
-
     fn unhex(hex: &str) -> Vec<u8> {
         (0..hex.len())
             .step_by(2)
@@ -214,8 +175,9 @@ mod tests {
     }
 
     #[test]
-    fn rfc8032_test_vectors_sign_byte_for_byte_with_the_message_nonce() {
-        // RFC 8032 §7.1 TEST 1 (empty message) and TEST 3 (two bytes).
+    fn rfc8032_test_vectors_sign_byte_for_byte() {
+        // RFC 8032 §7.1 TEST 1 (empty message) and TEST 3 (two bytes): the nonce is the RFC's
+        // (from the message), so the signatures are the published ones to the byte.
         let vectors = [
             (
                 "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
@@ -230,14 +192,12 @@ mod tests {
         ];
         for (seed, message, signature) in vectors {
             let signer = ReportSigner::from_seed(&unhex(seed).try_into().unwrap());
-            let signed = signer.ed25519(&unhex(message), Nonce::FromMessage);
-            assert_eq!(hex(&signed), signature);
+            assert_eq!(hex(&signer.ed25519(&unhex(message))), signature);
         }
     }
 
     #[test]
-    fn message_nonce_signatures_equal_ed25519_dalek_and_fresh_ones_verify_strictly() {
-        use ed25519_dalek::{Signer as _, SigningKey};
+    fn signatures_are_deterministic_and_verify_strictly_with_ed25519_dalek() {
         let mut rng = context_meter_test_rng::Lcg(41);
         for case in 0..40 {
             let seed: [u8; 32] = std::array::from_fn(|_| rng.below(256) as u8);
@@ -245,30 +205,18 @@ mod tests {
                 .map(|_| rng.below(256) as u8)
                 .collect();
             let signer = ReportSigner::from_seed(&seed);
-            let dalek = SigningKey::from_bytes(&seed);
-            assert_eq!(signer.public_key(), dalek.verifying_key().to_bytes());
-            assert_eq!(
-                signer.ed25519(&message, Nonce::FromMessage),
-                dalek.sign(&message).to_bytes()
-            );
-            let key = dalek.verifying_key();
-            let nonce: [u8; 32] = std::array::from_fn(|_| rng.below(256) as u8);
-            let fresh = signer.ed25519(&message, Nonce::Fresh(nonce));
-            assert_ne!(fresh, dalek.sign(&message).to_bytes());
-            assert!(key
-                .verify_strict(&message, &Signature::from_bytes(&fresh))
-                .is_ok());
-            // Another seed, another R; the same seed, the same signature.
-            let other = signer.ed25519(&message, Nonce::Fresh(nonce.map(|b| b ^ 1)));
-            assert_ne!(other[..32], fresh[..32]);
-            assert!(key
-                .verify_strict(&message, &Signature::from_bytes(&other))
-                .is_ok());
-            assert_eq!(signer.ed25519(&message, Nonce::Fresh(nonce)), fresh);
+            let key = VerifyingKey::from_bytes(&signer.public_key()).unwrap();
+            let signed = signer.ed25519(&message);
+            // The same key and bytes, the same signature; any other bytes, another R.
+            assert_eq!(signer.ed25519(&message), signed);
             let mut tampered = message.clone();
             tampered.push(0);
+            assert_ne!(signer.ed25519(&tampered)[..32], signed[..32]);
             assert!(key
-                .verify_strict(&tampered, &Signature::from_bytes(&fresh))
+                .verify_strict(&message, &Signature::from_bytes(&signed))
+                .is_ok());
+            assert!(key
+                .verify_strict(&tampered, &Signature::from_bytes(&signed))
                 .is_err());
         }
     }
@@ -294,7 +242,7 @@ mod tests {
             .as_object()
             .unwrap()
             .clone();
-        s.sign(&mut report, FRESH);
+        s.sign(&mut report);
         let signed = Value::Object(report.clone());
         assert_eq!(verify(&signed, &s.public_key()), Ok(()));
         // Re-serialised with other key order and whitespace: still verifies.
@@ -316,7 +264,7 @@ mod tests {
         ];
         for report in reports {
             let map = report.as_object().unwrap().clone();
-            let body = s.signed_body(map.clone(), FRESH);
+            let body = s.signed_body(map.clone());
             let parsed: Value = serde_json::from_slice(&body).unwrap();
             assert_eq!(verify(&parsed, &s.public_key()), Ok(()), "{report}");
             assert_eq!(to_jcs(&parsed).as_bytes(), body.as_slice(), "{report}");
@@ -325,9 +273,25 @@ mod tests {
             let member = body.len() - to_jcs(&Value::Object(unsigned)).len();
             assert!(member <= SIGNATURE_MEMBER_ROOM, "{member}");
             let mut signed = map;
-            s.sign(&mut signed, FRESH);
+            s.sign(&mut signed);
             assert_eq!(parsed, Value::Object(signed), "{report}");
         }
+    }
+
+    #[test]
+    fn the_same_report_gives_the_same_signed_body() {
+        let s = signer();
+        let report = json!({"verdict": "FITS", "tokens": 10, "shaped_payload": "{\"k\":1}"});
+        let map = report.as_object().unwrap().clone();
+        let body = s.signed_body(map.clone());
+        assert_eq!(s.signed_body(map.clone()), body);
+        let mut other = map;
+        other.insert("tokens".into(), json!(11));
+        let sig = |body: &[u8]| {
+            let parsed: Value = serde_json::from_slice(body).unwrap();
+            parsed[SIGNATURE_MEMBER]["sig"].as_str().unwrap().to_owned()
+        };
+        assert_ne!(sig(&s.signed_body(other)), sig(&body));
     }
 
     #[test]
@@ -335,7 +299,7 @@ mod tests {
         // About 77,000 bytes, a fifth of them escapes: a buffer grown by doubling ends at 131,072.
         let payload = "{\"k\":\"word word\"},".repeat(3500);
         let report = json!({"shaped_payload": payload, "verdict": "FITS", "tokens": 10});
-        let body = signer().signed_body(report.as_object().unwrap().clone(), FRESH);
+        let body = signer().signed_body(report.as_object().unwrap().clone());
         assert!(body.len() > 70_000);
         assert!(
             body.capacity() <= body.len() + body.len() / 4 + 300,
@@ -351,7 +315,7 @@ mod tests {
             .as_object()
             .unwrap()
             .clone();
-        s.sign(&mut report, Nonce::FromMessage);
+        s.sign(&mut report);
         let mut tampered = report.clone();
         tampered.insert("tokens".into(), json!(11));
         assert_eq!(

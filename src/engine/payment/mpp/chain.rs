@@ -5,9 +5,9 @@
 //! our recipient, of exactly the amount, whose memo carries mppx's attribution layout bound to this
 //! realm and challenge id (keccak-256 prefixes, as the stock client writes it).
 
-use super::keccak::keccak256;
 use super::MppError;
 use serde_json::{json, Value};
+use sha3::{Digest as _, Keccak256};
 
 /// topic0 of TIP-20 `TransferWithMemo(address indexed from, address indexed to, uint256 amount,
 /// bytes32 indexed memo)` (keccak-256 of the signature; a test recomputes it).
@@ -151,6 +151,11 @@ fn amount_word(amount: u64) -> String {
 
 fn hex(bytes: &[u8]) -> String {
     crate::engine::sign::hex(bytes)
+}
+
+/// Keccak-256 of `input` (the pre-SHA-3 padding Ethereum and Tempo use), RustCrypto's `sha3`.
+pub fn keccak256(input: &[u8]) -> [u8; 32] {
+    Keccak256::digest(input).into()
 }
 
 /// Whether a memo topic is mppx's attribution memo for this realm and challenge: bytes 0..4 the

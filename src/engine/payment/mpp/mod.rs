@@ -17,7 +17,6 @@
 //! is refused before any state is touched.
 
 pub mod chain;
-pub mod keccak;
 #[cfg(test)]
 mod tests;
 

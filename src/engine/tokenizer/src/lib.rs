@@ -85,11 +85,12 @@ pub fn count(text: &str) -> usize {
 #[cfg(target_arch = "x86_64")]
 const AHEAD: usize = 4;
 
-/// Calls `f` on every piece of `text` in order with its piece-cache slot, the pre-tokenizer
-/// running [`AHEAD`] pieces ahead so that each piece's cache slot is fetched while the pieces
-/// before it are merged (a piece cache lookup that waits for memory was the largest single cost
-/// of a count). The slot is computed once, at the prefetch, and handed to the lookup.
-#[cfg(target_arch = "x86_64")]
+/// Calls `f` on every piece of `text` in order with its piece-cache slot. On x86_64 the
+/// pre-tokenizer runs [`AHEAD`] pieces ahead so that each piece's cache slot is fetched while the
+/// pieces before it are merged (a piece cache lookup that waits for memory was the largest single
+/// cost of a count); the slot is computed once, at the prefetch, and handed to the lookup. Off
+/// x86_64 (in wasm, where the worker runs) there is no prefetch instruction to issue, so the pieces
+/// are not run ahead through a ring: each piece's slot is computed just before its lookup.
 #[inline(always)]
 fn for_each_piece(
     text: &str,
@@ -97,39 +98,30 @@ fn for_each_piece(
     mut f: impl FnMut(&[u8], cache::PieceSlot, &mut cache::Caches),
 ) {
     let bytes = text.as_bytes();
-    let mut pieces = split::pieces(text);
-    let mut ring: [(std::ops::Range<usize>, cache::PieceSlot); AHEAD] = Default::default();
-    let mut queued = 0;
-    for slot in &mut ring {
-        let Some(piece) = pieces.next() else { break };
-        *slot = (piece.clone(), caches.prefetch_piece(&bytes[piece]));
-        queued += 1;
-    }
-    let mut head = 0;
-    while queued > 0 {
-        let (piece, slot) = std::mem::take(&mut ring[head]);
-        match pieces.next() {
-            Some(next) => {
-                ring[head] = (next.clone(), caches.prefetch_piece(&bytes[next]));
-            }
-            None => queued -= 1,
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut pieces = split::pieces(text);
+        let mut ring: [(std::ops::Range<usize>, cache::PieceSlot); AHEAD] = Default::default();
+        let mut queued = 0;
+        for slot in &mut ring {
+            let Some(piece) = pieces.next() else { break };
+            *slot = (piece.clone(), caches.prefetch_piece(&bytes[piece]));
+            queued += 1;
         }
-        f(&bytes[piece], slot, caches);
-        head = (head + 1) % AHEAD;
+        let mut head = 0;
+        while queued > 0 {
+            let (piece, slot) = std::mem::take(&mut ring[head]);
+            match pieces.next() {
+                Some(next) => {
+                    ring[head] = (next.clone(), caches.prefetch_piece(&bytes[next]));
+                }
+                None => queued -= 1,
+            }
+            f(&bytes[piece], slot, caches);
+            head = (head + 1) % AHEAD;
+        }
     }
-}
-
-/// Calls `f` on every piece of `text` in order with its piece-cache slot. Off x86_64 (in wasm,
-/// where the worker runs) there is no prefetch instruction to issue, so the pieces are not run
-/// ahead through a ring: each piece's slot is computed just before its lookup.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn for_each_piece(
-    text: &str,
-    caches: &mut cache::Caches,
-    mut f: impl FnMut(&[u8], cache::PieceSlot, &mut cache::Caches),
-) {
-    let bytes = text.as_bytes();
+    #[cfg(not(target_arch = "x86_64"))]
     for piece in split::pieces(text) {
         let piece = &bytes[piece];
         let slot = caches.prefetch_piece(piece);

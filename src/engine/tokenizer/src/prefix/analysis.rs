@@ -411,34 +411,32 @@ pub(super) fn count_piece(
     long_pieces: &mut Vec<(usize, LongPiece)>,
 ) -> usize {
     if piece.len() > LONG_PIECE {
-        count_long_piece(bytes, piece, caches, scratch, long_pieces)
-    } else {
-        bpe::count_piece_cached(&bytes[piece], scratch, caches)
+        if let Some(tokens) =
+            count_long_piece(piece.start, &bytes[piece.clone()], caches, long_pieces)
+        {
+            return tokens;
+        }
     }
+    bpe::count_piece_cached(&bytes[piece], scratch, caches)
 }
 
-/// [`count_piece`] of a piece over [`LONG_PIECE`] bytes.
+/// [`count_piece`] of a piece over [`LONG_PIECE`] bytes that starts at `start`: its tokens, its
+/// merge result pushed onto `long_pieces`, when it is a letter or symbol run free of EF BB BF;
+/// `None` otherwise (the piece is then counted as any other).
 #[inline(never)]
 fn count_long_piece(
-    bytes: &[u8],
-    piece: std::ops::Range<usize>,
+    start: usize,
+    piece: &[u8],
     caches: &mut cache::Caches,
-    scratch: &mut Vec<u32>,
     long_pieces: &mut Vec<(usize, LongPiece)>,
-) -> usize {
-    let start = piece.start;
-    let piece = &bytes[piece];
-    let run = (!crate::scan::contains_bom(piece))
-        .then(|| split::run_kind(piece))
-        .flatten();
-    if let Some(run) = run {
-        let long = LongPiece::new(piece, run, caches);
-        let tokens = long.ids.len();
-        long_pieces.push((start, long));
-        tokens
-    } else {
-        bpe::count_piece_cached(piece, scratch, caches)
+) -> Option<usize> {
+    if crate::scan::contains_bom(piece) {
+        return None;
     }
+    let long = LongPiece::new(piece, split::run_kind(piece)?, caches);
+    let tokens = long.ids.len();
+    long_pieces.push((start, long));
+    Some(tokens)
 }
 
 pub(super) fn count_tail(head: &str, tail: &str) -> usize {

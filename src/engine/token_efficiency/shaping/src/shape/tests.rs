@@ -83,6 +83,10 @@ fn safe_cuts_split_counts_exactly() {
     }
 }
 
+/// Literal fragments the character walks must take as one character each: multi-byte characters
+/// (two, three and four UTF-8 bytes) and escapes (two-byte and `\u`), for the random literals below.
+const ESCAPES_AND_MULTIBYTE: [&str; 7] = ["é", "中", "😀", r#"\""#, r"\\", r"\n", r"\u001f"];
+
 /// Characters of a canonical literal's content, one escape or character at a time.
 fn literal_chars_walk(content: &[u8]) -> usize {
     let (mut i, mut chars) = (0, 0);
@@ -99,18 +103,11 @@ fn literal_chars_walk(content: &[u8]) -> usize {
 #[test]
 fn long_strings_count_each_escape_as_one_character() {
     let mixed = [
-        "a",
-        "é",
-        "中",
-        "😀",
-        r#"\""#,
-        r"\\",
-        r"\n",
-        r"\u001f",
-        r"\ud800",
-        " ",
-        "abcdefghijklmnop",
-    ];
+        &["a"][..],
+        &ESCAPES_AND_MULTIBYTE,
+        &[r"\ud800", " ", "abcdefghijklmnop"],
+    ]
+    .concat();
     let ascii = ["a", " ", r#"\""#, r"\n", r"\u001f", "abcdefghijklmnop"];
     let plain = ["a", "é", "中", "😀", " "];
     let mut rng = context_meter_test_rng::Lcg(11);
@@ -147,18 +144,11 @@ fn literal_prefix_bytes_equal_a_character_walk() {
         i
     };
     let fragments = [
-        "a",
-        "abcdefghijk",
-        "é",
-        "中",
-        "😀",
-        r#"\""#,
-        r"\\",
-        r"\n",
-        r"\u001f",
-        " ",
-        "0123456",
-    ];
+        &["a", "abcdefghijk"][..],
+        &ESCAPES_AND_MULTIBYTE,
+        &[" ", "0123456"],
+    ]
+    .concat();
     let mut rng = context_meter_test_rng::Lcg(5);
     let mut split_words = 0;
     for len in 0..120 {
