@@ -6,23 +6,31 @@
 //   CM_URL=https://<worker>  EVM_RPC_URL=https://<rpc>  PAYER_PRIVATE_KEY=0x<64 hex> \
 //     node examples/evm/pay-and-verify.mjs
 //
+// With no variables, against `make dev` (its local Base Sepolia, facilitator and funded payer):
+//   node examples/evm/pay-and-verify.mjs
+//
 // PAYER_PRIVATE_KEY is the hex private key of an EVM account holding USDC on the worker's EVM
 // network (Base Sepolia, eip155:84532, when the worker offers it); it signs only, it pays no gas.
 // EVM_RPC_URL is that network's JSON-RPC endpoint (the scheme reads the chain through it only for
 // the gas-sponsoring extensions, which this worker does not declare). Prints one JSON line per
 // call; exits 1 if any call is not delivered or any signature does not verify.
 import { createHash, createPublicKey, verify } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { privateKeyToAccount } from "viem/accounts";
 
-const CM_URL = process.env.CM_URL ?? "http://127.0.0.1:8787";
-const RPC_URL = process.env.EVM_RPC_URL ?? "http://127.0.0.1:8545";
-const PRIVATE_KEY = process.env.PAYER_PRIVATE_KEY;
+// With no CM_URL: the worker `make dev` serves and the payer its local stacks funded, from
+// .dev-payer.json (written by `make dev`, there while it runs); each variable still overrides its part.
+const DEV_PAYER = new URL("../../.dev-payer.json", import.meta.url);
+const dev = process.env.CM_URL || !existsSync(DEV_PAYER) ? undefined : JSON.parse(readFileSync(DEV_PAYER, "utf8"));
+const CM_URL = process.env.CM_URL ?? dev?.cm_url ?? "http://127.0.0.1:8787";
+const RPC_URL = process.env.EVM_RPC_URL ?? dev?.evm?.rpc_url ?? "http://127.0.0.1:8546";
+const PRIVATE_KEY = process.env.PAYER_PRIVATE_KEY ?? dev?.evm?.private_key;
 if (!/^0x[0-9a-fA-F]{64}$/.test(PRIVATE_KEY ?? "")) {
-  console.error("PAYER_PRIVATE_KEY must be set to a 0x-prefixed 32-byte hex private key");
+  console.error("PAYER_PRIVATE_KEY must be set to a 0x-prefixed 32-byte hex private key (or, with no CM_URL, `make dev` running)");
   process.exit(2);
 }
 

@@ -6,21 +6,29 @@
 //   CM_URL=https://<worker>  TEMPO_RPC_URL=https://<rpc>  PAYER_PRIVATE_KEY=0x<64 hex> \
 //     node examples/mpp/pay-and-verify.mjs
 //
+// With no variables, against `make dev` (its local Tempo chain and funded payer):
+//   node examples/mpp/pay-and-verify.mjs
+//
 // PAYER_PRIVATE_KEY is an EVM private key whose account holds the challenge's TIP-20 currency
 // (pathUSD) and a fee token on the worker's Tempo chain. The client broadcasts the transfer itself
 // (push mode) and presents its hash. Prints one JSON line per call; exits 1 if any call is not
 // delivered or any signature does not verify.
 import { createHash, createPublicKey, randomUUID, verify } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { Receipt } from "mppx";
 import { Mppx, tempo } from "mppx/client";
 import { createClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { tempo as tempoChain } from "viem/tempo/chains";
 
-const CM_URL = process.env.CM_URL ?? "http://127.0.0.1:8787";
-const RPC_URL = process.env.TEMPO_RPC_URL ?? tempoChain.rpcUrls.default.http[0];
-const PRIVATE_KEY = process.env.PAYER_PRIVATE_KEY;
-if (!PRIVATE_KEY) throw new Error("set PAYER_PRIVATE_KEY (0x + 64 hex)");
+// With no CM_URL: the worker `make dev` serves and the payer its local stacks funded, from
+// .dev-payer.json (written by `make dev`, there while it runs); each variable still overrides its part.
+const DEV_PAYER = new URL("../../.dev-payer.json", import.meta.url);
+const dev = process.env.CM_URL || !existsSync(DEV_PAYER) ? undefined : JSON.parse(readFileSync(DEV_PAYER, "utf8"));
+const CM_URL = process.env.CM_URL ?? dev?.cm_url ?? "http://127.0.0.1:8787";
+const RPC_URL = process.env.TEMPO_RPC_URL ?? dev?.mpp.rpc_url ?? tempoChain.rpcUrls.default.http[0];
+const PRIVATE_KEY = process.env.PAYER_PRIVATE_KEY ?? dev?.mpp.private_key;
+if (!PRIVATE_KEY) throw new Error("set PAYER_PRIVATE_KEY (0x + 64 hex), or run `make dev` and leave CM_URL unset");
 
 // 1. The payer: the stock mppx client with the Tempo charge method, on the chain the challenge
 //    names (its methodDetails.chainId), through TEMPO_RPC_URL.

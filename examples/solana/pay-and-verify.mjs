@@ -5,11 +5,14 @@
 //   CM_URL=https://<worker>  SOLANA_RPC_URL=https://<rpc>  PAYER_KEYPAIR=~/.config/solana/id.json \
 //     node examples/solana/pay-and-verify.mjs
 //
+// With no variables, against `make dev` (its local Solana VM, facilitator and funded payer):
+//   node examples/solana/pay-and-verify.mjs
+//
 // PAYER_KEYPAIR is a Solana CLI keypair file (a JSON array of 64 bytes: seed, then public key) whose
 // wallet holds USDC of the worker's network. Prints one JSON line per call; exits 1 if any call is
 // not delivered or any signature does not verify.
 import { createHash, createPublicKey, verify } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { decodePaymentResponseHeader } from "@x402/core/http";
@@ -17,12 +20,17 @@ import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { createKeyPairSignerFromPrivateKeyBytes } from "@solana/kit";
 
-const CM_URL = process.env.CM_URL ?? "http://127.0.0.1:8787";
-const RPC_URL = process.env.SOLANA_RPC_URL ?? "http://127.0.0.1:8899";
+// With no CM_URL: the worker `make dev` serves and the payer its local stacks funded, from
+// .dev-payer.json (written by `make dev`, there while it runs); each variable still overrides its part.
+const DEV_PAYER = new URL("../../.dev-payer.json", import.meta.url);
+const dev = process.env.CM_URL || !existsSync(DEV_PAYER) ? undefined : JSON.parse(readFileSync(DEV_PAYER, "utf8"));
+const CM_URL = process.env.CM_URL ?? dev?.cm_url ?? "http://127.0.0.1:8787";
+const RPC_URL = process.env.SOLANA_RPC_URL ?? dev?.solana.rpc_url ?? "http://127.0.0.1:8899";
 const KEYPAIR = (process.env.PAYER_KEYPAIR ?? "~/.config/solana/id.json").replace(/^~/, homedir());
 
 // 1. The payer: a stock x402 client with the Solana `exact` scheme for every Solana network.
-const seed = Uint8Array.from(JSON.parse(readFileSync(KEYPAIR, "utf8"))).slice(0, 32);
+const keypair = dev && !process.env.PAYER_KEYPAIR ? dev.solana.keypair : JSON.parse(readFileSync(KEYPAIR, "utf8"));
+const seed = Uint8Array.from(keypair).slice(0, 32);
 const signer = await createKeyPairSignerFromPrivateKeyBytes(seed);
 const client = new x402Client().register("solana:*", new ExactSvmScheme(signer, { rpcUrl: RPC_URL }));
 

@@ -25,7 +25,7 @@ function quietEnv(extra = {}) {
 // small VM's disk, workerd's per-object SQLite fsyncs stall for seconds under a burst (50 concurrent
 // fresh wallets, or a busy CI machine) and every request in flight is dropped; production storage is
 // not a local disk. CM_STATE_DIR overrides; TMPDIR is still honoured when /dev/shm is absent.
-function stateRoot() {
+export function stateRoot() {
   if (process.env.CM_STATE_DIR) return process.env.CM_STATE_DIR;
   try {
     accessSync('/dev/shm', constants.W_OK);

@@ -28,7 +28,7 @@ export async function rpc(url, method, params = []) {
   return body.result;
 }
 
-/** Starts `anvil --network tempo` on `port` (chain id `chainId`); resolves when it answers. */
+/** Starts `anvil --network tempo` on `port` (chain id `chainId`); resolves with { url, chainId, pid, stop() } when it answers. */
 export async function startAnvil({ port, chainId }) {
   const args = ["--network", "tempo", "--port", String(port), "--host", "127.0.0.1", "--silent"];
   if (chainId) args.push("--chain-id", String(chainId));
@@ -40,7 +40,7 @@ export async function startAnvil({ port, chainId }) {
     if (child.exitCode !== null) throw new Error(`anvil exited: ${err}`);
     try {
       const id = await rpc(url, "eth_chainId");
-      return { url, chainId: Number(id), stop: () => { try { process.kill(-child.pid, "SIGKILL"); } catch {} } };
+      return { url, chainId: Number(id), pid: child.pid, stop: () => { try { process.kill(-child.pid, "SIGKILL"); } catch {} } };
     } catch {
       await new Promise((r) => setTimeout(r, 250));
     }

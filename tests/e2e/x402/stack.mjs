@@ -12,7 +12,7 @@ import { startWorker } from "../lib/worker.mjs";
 
 const SVM_SERVER = fileURLToPath(new URL("./svm/server.mjs", import.meta.url));
 
-/** Spawns the VM server; resolves with { url, wallets, atas, mint, stop() } once it is ready. */
+/** Spawns the VM server; resolves with { url, pid, wallets, atas, mint, stop() } once it is ready. */
 export function startSvm({ port = 0 } = {}) {
   const chosen = port || 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, [SVM_SERVER, "--port", String(chosen)], {
@@ -24,6 +24,7 @@ export function startSvm({ port = 0 } = {}) {
       const info = JSON.parse(line);
       resolve({
         url: info.ready,
+        pid: child.pid,
         wallets: info.wallets,
         atas: info.atas,
         mint: info.mint,

@@ -6,7 +6,7 @@
 //
 // Wallets are anvil's deterministic accounts: minter (0), facilitator (1), merchant (2),
 // client (3), client2 (4), house (5).
-//   const chain = await startChain({ port });   // → { rpcUrl, wallets, keys, balance(addr), stop() }
+//   const chain = await startChain({ port });   // → { rpcUrl, pid, chain, publicClient, balance(addr), stop() }
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -98,6 +98,7 @@ export async function startChain({ port, mint = 10_000_000n } = {}) {
   const balance = (address) => publicClient.readContract({ address: USDC, abi: tokenAbi, functionName: "balanceOf", args: [address] });
   return {
     rpcUrl,
+    pid: child.pid,
     chain,
     publicClient,
     balance,
