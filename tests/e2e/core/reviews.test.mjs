@@ -71,3 +71,18 @@ test('tripwires: each with its figure and whether it fires', () => {
   assert.equal(get('token-opt', 'free_over_10x_paid_30d').fires, 0);
   assert.equal(get('token-opt', 'refunds_over_5pct_of_paid_30d').fires, 0);
 });
+
+test('review_settled_undelivered lists the payments whose outbox row says they settled undelivered, and no other', () => {
+  const own = freshD1();
+  try {
+    const cols = 'payer, ts_ms, day, price_usdc_units, cad_pending, refund_usdc_units, tx_sig, fee_lamports, house';
+    const row = (tx) => `('P', ${Date.now()}, '${day(0)}', 5000, 1, 0, '${tx}', 0, 0)`;
+    d1(own.persist, `INSERT INTO ledger_context_budget_pack (${cols}) VALUES ${[
+      row('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:delivered1'),
+      row('eip155:8453:0xabc#undelivered')].join(', ')}`);
+    const rows = d1(own.persist, 'SELECT family, tx_sig, price_usdc_units FROM review_settled_undelivered');
+    assert.deepEqual(rows, [{ family: 'context-budget-pack', tx_sig: 'eip155:8453:0xabc#undelivered', price_usdc_units: 5000 }]);
+  } finally {
+    own.drop();
+  }
+});
