@@ -1,4 +1,4 @@
-// The checkpoint report of a fleet review, read from the review_* views (migrations 0006 and 0007) in one wrangler
+// The checkpoint report of a fleet review, read from the review_* views (migrations 0006-0008) in one wrangler
 // call: printed per family for the terminal, and drawn as one self-contained HTML file (inline SVG, no script, no
 // network). Every figure the HTML shows carries data-* attributes holding the view's value, so a test can read
 // the page back and hold it equal to the views.
@@ -21,11 +21,12 @@ const QUERIES = [
   'SELECT family, day, tx_sig, cad_basis FROM review_cad_filled ORDER BY family, day, tx_sig',
   'SELECT * FROM review_daily ORDER BY family, day',
   'SELECT * FROM review_rolling_30d ORDER BY family, day',
+  'SELECT family, COUNT(*) AS rows_undelivered, COALESCE(SUM(price_usdc_units), 0) AS usdc_units_undelivered FROM review_settled_undelivered GROUP BY family',
 ];
 
 /** Reads every view once and groups the figures per family. */
 export function gather(where) {
-  const [timeline, paid, payers, window30, tripwires, cad, cadFilled, daily, rolling] = execute(where, QUERIES.join(';\n'));
+  const [timeline, paid, payers, window30, tripwires, cad, cadFilled, daily, rolling, undelivered] = execute(where, QUERIES.join(';\n'));
   const one = (rows, family) => rows.find((r) => r.family === family);
   const broken = cadFilled.find((r) => parseDecimal(r.cad_basis ?? '') === null);
   if (broken) {
@@ -51,6 +52,7 @@ export function gather(where) {
       cad: { ...one(cad, family), outside_cad: sumDecimals(filled.map((f) => f.cad_basis)) },
       daily: days,
       rolling: rolling.filter((r) => r.family === family),
+      undelivered: one(undelivered, family) ?? { rows_undelivered: 0, usdc_units_undelivered: 0 },
       revenue,
     };
   });
@@ -91,6 +93,7 @@ export function renderText(model) {
     line('outside revenue USDC', `${usdcText(p.outside_usdc_units)} USDC (${p.outside_usdc_units} units)`);
     line('outside revenue CAD', `${cad.outside_cad} CAD from ${cad.outside_cad_filled_rows} filled row(s); ${cad.outside_cad_pending_rows} row(s) pending`);
     line('outside payers', `${payers.distinct_payers} distinct, ${payers.repeat_payers} repeat`);
+    line('settled, not delivered', `${f.undelivered.rows_undelivered} row(s), ${f.undelivered.usdc_units_undelivered} units (review_settled_undelivered)`);
     line('30-day window: outside paid calls', `${w.paid_calls_30d}`);
     line('30-day window: refunds', `${w.refunds_30d} (${pct(w.refunds_pct_30d)})`);
     line('30-day window: free calls', `${w.free_calls_30d}`);

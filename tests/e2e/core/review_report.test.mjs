@@ -156,6 +156,8 @@ function expectedLines(e) {
     'outside revenue USDC': `${usdc(e.outside_usdc_units)} USDC (${e.outside_usdc_units} units)`,
     'outside revenue CAD': `${e.outside_cad} CAD from ${e.cad_filled} filled row(s); ${e.cad_pending} row(s) pending`,
     'outside payers': `${e.distinct_payers} distinct, ${e.repeat_payers} repeat`,
+    // No seeded row is marked #undelivered: the line is there, at zero (its view has its own case in reviews.test.mjs).
+    'settled, not delivered': `${e.undelivered_rows ?? 0} row(s), ${e.undelivered_units ?? 0} units (review_settled_undelivered)`,
     '30-day window: outside paid calls': `${e.paid_calls_30d}`,
     '30-day window: refunds': `${e.refunds_30d} (${pct})`,
     '30-day window: free calls': `${e.free_calls_30d}`,

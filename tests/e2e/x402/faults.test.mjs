@@ -18,7 +18,8 @@ import { join } from "node:path";
 import { startSvm, tokenBalance, rpc, memoFor } from "./stack.mjs";
 import { startFacilitator } from "./facilitator.mjs";
 import { createPaymentHeader } from "./client.mjs";
-import { ROOT } from "../lib/worker.mjs";
+import { ROOT, d1 } from "../lib/worker.mjs";
+import { NETWORK } from "./wallets.mjs";
 
 const WORKER_PORT = 8970;
 const SVM_PORT = 8971;
@@ -436,4 +437,95 @@ test("contract statuses: payment-identifier not the key → 400; Content-Encodin
   assert.equal(identity.status, 402, "identity is accepted");
   await identity.arrayBuffer();
   await identities("contract statuses");
+});
+
+// ---- The ledger outbox: D1 unavailable while paying (a real fault: another process holds an
+// exclusive lock on the local D1 file), and the worker gone before the row was written.
+
+/** Holds an exclusive lock on the local D1 database file until `release()` (python3's sqlite3). */
+async function lockD1() {
+  const file = execFileSync("find", [persist, "-path", "*miniflare-D1DatabaseObject*", "-name", "*.sqlite"]).toString().trim().split("\n")[0];
+  assert.ok(file, "the local D1 file");
+  const holder = spawn("python3", ["-c", "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1],isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nprint('locked',flush=True)\nsys.stdin.read()", file], { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise((resolve, reject) => { holder.stdout.once("data", resolve); holder.once("exit", reject); });
+  return { release: () => new Promise((r) => { holder.once("exit", r); holder.stdin.end(); }) };
+}
+
+/** The ledger rows of a payment's transaction (by its reference, delivered or not). */
+function rowsOf(transaction) {
+  return d1(persist, `SELECT tx_sig, price_usdc_units FROM ledger_token_efficiency WHERE tx_sig LIKE '%${transaction}%'`);
+}
+
+async function untilRow(transaction, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const rows = rowsOf(transaction);
+    if (rows.length > 0 || Date.now() > deadline) return rows;
+    await sleep(1000);
+  }
+}
+
+test("D1 unavailable while paying: the call is delivered, and its row arrives once D1 is back, exactly once, with no retry", async () => {
+  const key = newKey();
+  const header = await pay(TE, key);
+  const lock = await lockD1();
+  let a;
+  try {
+    a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
+    assert.equal(a.status, 200, a.text);
+    markDelivered(key);
+  } finally {
+    await lock.release();
+  }
+  const transaction = decode(a.receipt).transaction;
+  const started = Date.now();
+  const rows = await untilRow(transaction, 60_000);
+  console.log(`[outbox] D1 locked during the call: its row arrived ${Date.now() - started} ms after the lock was released`);
+  assert.deepEqual(rows, [{ tx_sig: `${NETWORK}:${transaction}`, price_usdc_units: Number(PRICE) }], "one delivered row");
+  await sleep(3000);
+  assert.equal(rowsOf(transaction).length, 1, "still one row: the outbox stopped once D1 confirmed");
+  await identities("D1 unavailable while paying");
+});
+
+test("the worker gone after delivering while D1 was down: the row arrives after it restarts, with no request under the key", async () => {
+  const key = newKey();
+  const header = await pay(TE, key);
+  const lock = await lockD1();
+  let a;
+  try {
+    a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
+    assert.equal(a.status, 200, a.text);
+    markDelivered(key);
+    await worker.kill();
+  } finally {
+    await lock.release();
+  }
+  worker = await startWorkerProcess();
+  const transaction = decode(a.receipt).transaction;
+  const started = Date.now();
+  const rows = await untilRow(transaction, 90_000);
+  console.log(`[outbox] worker killed with the row unwritten: the row arrived ${Date.now() - started} ms after the restart`);
+  assert.deepEqual(rows, [{ tx_sig: `${NETWORK}:${transaction}`, price_usdc_units: Number(PRICE) }], "one delivered row");
+  await identities("worker gone with the row unwritten");
+});
+
+test("GET /ready names each rail's checks with closed codes: 200 only when every configured rail can take money", async () => {
+  const res = await fetch(worker.url + "/ready");
+  const body = await res.json();
+  const solana = body.rails.x402.find((r) => r.network === NETWORK);
+  assert.deepEqual(solana, { network: NETWORK, ready: true, configured: "ok", facilitator: "ok", rpc: "ok" }, JSON.stringify(body));
+  assert.equal(body.d1, "ok");
+  assert.equal(body.durable_objects, "ok");
+  assert.equal(body.signing_key, "ok");
+  // This file starts no EVM chain and no Tempo node, while the embedded defaults configure both.
+  const base = body.rails.x402.find((r) => r.network === "eip155:84532");
+  assert.equal(base.ready, false);
+  assert.equal(base.rpc, "rpc_unavailable");
+  assert.equal(body.rails.mpp.rpc, "rpc_unavailable");
+  assert.equal(res.status, 503, "a configured rail that cannot take money makes the service not ready");
+  assert.equal(body.ready, false);
+  const codes = new Set(["ok", "not_configured", "config_invalid", "facilitator_unavailable", "scheme_unsupported", "rpc_unavailable", "chain_mismatch", "unavailable"]);
+  for (const rail of [...body.rails.x402, body.rails.mpp]) {
+    for (const [k, v] of Object.entries(rail)) if (!["network", "ready"].includes(k)) assert.ok(codes.has(v), `${k}: ${v}`);
+  }
 });
