@@ -46,7 +46,10 @@ use worker::{
 
 /// wrangler.toml binding name of the guard's namespace.
 pub const BINDING: &str = "PAYMENT_GUARD";
+/// A key's record as an earlier release stored it (a structured value): read, never written.
 const RECORD: &str = "record";
+/// A key's record as JSON text.
+const RECORD_JSON: &str = "record_json";
 const ATTEMPTS: &str = "attempts";
 const CALL_BINDING: &str = "binding";
 const CHALLENGE_USE: &str = "challenge_use";
@@ -169,13 +172,23 @@ fn now_ms() -> u64 {
 
 impl PaymentGuard {
     async fn record(&self) -> Result<Option<KeyRecord>> {
-        self.state.storage().get::<KeyRecord>(RECORD).await
+        // JSON text (serde_json keeps every i64 of a row exact; the runtime's structured values
+        // hold only 2^53), else a record an earlier release stored as a structured value.
+        let storage = self.state.storage();
+        if let Some(text) = storage.get::<String>(RECORD_JSON).await? {
+            let record = serde_json::from_str(&text);
+            return record
+                .map(Some)
+                .map_err(|_| worker::Error::RustError("record".into()));
+        }
+        storage.get::<KeyRecord>(RECORD).await
     }
 
     /// Stores the record and sets the alarm to its next step: an owed row at once (or after the
     /// settling worker's lease), else the record's 24 hours.
     async fn put_record(&self, record: &KeyRecord) -> Result<()> {
-        self.state.storage().put(RECORD, record).await?;
+        let text = serde_json::to_string(record)?;
+        self.state.storage().put(RECORD_JSON, text).await?;
         let now = now_ms();
         let at = match idempotency::alarm_step(record, now) {
             AlarmStep::Wait { at_ms } => at_ms,

@@ -453,13 +453,21 @@ async function lockD1() {
 
 /** The ledger rows of a payment's transaction (by its reference, delivered or not). */
 function rowsOf(transaction) {
-  return d1(persist, `SELECT tx_sig, price_usdc_units FROM ledger_token_efficiency WHERE tx_sig LIKE '%${transaction}%'`);
+  // instr, not LIKE: D1 refuses a LIKE pattern longer than 50 bytes, and a signature has 88.
+  return d1(persist, `SELECT tx_sig, price_usdc_units FROM ledger_token_efficiency WHERE instr(tx_sig, '${transaction}') > 0`);
 }
 
 async function untilRow(transaction, ms) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const rows = rowsOf(transaction);
+    let rows = [];
+    try {
+      rows = rowsOf(transaction);
+    } catch (e) {
+      // wrangler's own read of the file can meet the worker's writer; say so and read again.
+      console.log(`[outbox] ledger read failed, retrying: ${(String(e.stdout ?? "") + String(e.stderr ?? "")).replace(/\s+/g, " ").slice(0, 300)}`);
+      if (Date.now() > deadline) throw e;
+    }
     if (rows.length > 0 || Date.now() > deadline) return rows;
     await sleep(1000);
   }
