@@ -28,10 +28,10 @@
 //! The worker's client ([`call`], [`transition`]) is at the end, beside the object it talks to.
 
 use crate::engine::payment::guard::SettledFacts;
-use crate::engine::payment::idempotency::AlarmStep;
 use crate::engine::payment::idempotency::{
     self, count_attempt, Attempt, KeyRecord, TransitionError, ATTEMPT_WINDOW_MS, RECORD_TTL_MS,
 };
+use crate::engine::payment::idempotency::{AlarmStep, Decision};
 use crate::engine::payment::outbox::{self, PendingRow};
 use crate::engine::payment::PaymentError;
 use serde::{Deserialize, Serialize};
@@ -46,10 +46,9 @@ use worker::{
 
 /// wrangler.toml binding name of the guard's namespace.
 pub const BINDING: &str = "PAYMENT_GUARD";
-/// A key's record as an earlier release stored it (a structured value): read, never written.
-const RECORD: &str = "record";
-/// A key's record as JSON text.
-const RECORD_JSON: &str = "record_json";
+/// A key's record, as JSON text. (Objects are named by `opaque_name` since records moved to text,
+/// so no object holds a record in the earlier structured form.)
+const RECORD: &str = "record_json";
 const ATTEMPTS: &str = "attempts";
 const CALL_BINDING: &str = "binding";
 const CHALLENGE_USE: &str = "challenge_use";
@@ -172,23 +171,19 @@ fn now_ms() -> u64 {
 
 impl PaymentGuard {
     async fn record(&self) -> Result<Option<KeyRecord>> {
-        // JSON text (serde_json keeps every i64 of a row exact; the runtime's structured values
-        // hold only 2^53), else a record an earlier release stored as a structured value.
-        let storage = self.state.storage();
-        if let Some(text) = storage.get::<String>(RECORD_JSON).await? {
-            let record = serde_json::from_str(&text);
-            return record
-                .map(Some)
-                .map_err(|_| worker::Error::RustError("record".into()));
-        }
-        storage.get::<KeyRecord>(RECORD).await
+        // JSON text: serde_json keeps every i64 of a row exact (the runtime's structured values
+        // hold integers only up to 2^53).
+        let text = self.state.storage().get::<String>(RECORD).await?;
+        text.map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|_| worker::Error::RustError("record".into()))
     }
 
     /// Stores the record and sets the alarm to its next step: an owed row at once (or after the
     /// settling worker's lease), else the record's 24 hours.
     async fn put_record(&self, record: &KeyRecord) -> Result<()> {
         let text = serde_json::to_string(record)?;
-        self.state.storage().put(RECORD_JSON, text).await?;
+        self.state.storage().put(RECORD, text).await?;
         let now = now_ms();
         let at = match idempotency::alarm_step(record, now) {
             AlarmStep::Wait { at_ms } => at_ms,
@@ -200,6 +195,15 @@ impl PaymentGuard {
             .storage()
             .set_alarm(Duration::from_millis(at.saturating_sub(now).max(1)))
             .await
+    }
+
+    /// Stores the record a decision changed (a new record's alarm: its 24 hours, or the row it
+    /// owes) and answers the decision.
+    async fn decided(&self, (decision, record): (Decision, Option<KeyRecord>)) -> Result<Response> {
+        if let Some(record) = record {
+            self.put_record(&record).await?;
+        }
+        Response::from_json(&decision)
     }
 
     async fn transition(
@@ -355,7 +359,10 @@ impl DurableObject for PaymentGuard {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let Ok(command) = req.json::<Command>().await else {
+        // Read as text by serde_json: the runtime's own JSON reading goes through JavaScript
+        // numbers, which hold a row's i64 figures only up to 2^53.
+        let text = req.text().await.unwrap_or_default();
+        let Ok(command) = serde_json::from_str::<Command>(&text) else {
             return Response::error("bad guard command", 400);
         };
         match command {
@@ -394,12 +401,7 @@ impl DurableObject for PaymentGuard {
                     lease_ms,
                     max_attempts,
                 };
-                let (decision, record) = idempotency::begin(existing, &attempt);
-                if let Some(record) = record {
-                    // The record (and the pack's fingerprint in it) goes 24 hours after it began.
-                    self.put_record(&record).await?;
-                }
-                Response::from_json(&decision)
+                self.decided(idempotency::begin(existing, &attempt)).await
             }
             Command::Peek {
                 route_id,
@@ -407,17 +409,15 @@ impl DurableObject for PaymentGuard {
                 now_ms,
                 lease_ms,
             } => {
-                let (decision, record) = idempotency::peek(
+                let fingerprint = fingerprint.as_deref();
+                self.decided(idempotency::peek(
                     existing,
                     &route_id,
-                    fingerprint.as_deref(),
+                    fingerprint,
                     now_ms,
                     lease_ms,
-                );
-                if let Some(record) = record {
-                    self.put_record(&record).await?;
-                }
-                Response::from_json(&decision)
+                ))
+                .await
             }
             Command::Settling {
                 claim_key,
@@ -492,10 +492,11 @@ async fn call_bytes(
     object: &str,
     command: &Command,
 ) -> std::result::Result<Vec<u8>, PaymentError> {
+    let name = opaque_name(env, object).ok_or(PaymentError::StateUnavailable)?;
     let call = async {
         let stub = env
             .durable_object(BINDING)?
-            .id_from_name(object)?
+            .id_from_name(&name)?
             .get_stub()?;
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
@@ -508,6 +509,18 @@ async fn call_bytes(
         response.bytes().await
     };
     call.await.map_err(|_| PaymentError::StateUnavailable)
+}
+
+/// The name a guard object is created under: a keyed HMAC of its logical name (`key:<key>`,
+/// `wallet:<address>`, …) under the server secret, never the name itself. The runtime keeps an
+/// object's name beside its storage, and a logical name holds a submitted Idempotency-Key.
+fn opaque_name(env: &Env, object: &str) -> Option<String> {
+    let secret = crate::edge::payment::binding::fingerprint_secret(env)?;
+    let mac = idempotency::hmac_sha256(
+        &secret,
+        &[b"context-meter guard object v1\n", object.as_bytes()],
+    );
+    Some(crate::engine::sign::hex(&mac))
 }
 
 /// A state transition of the named record: true when the guard applied it.

@@ -1,6 +1,6 @@
 //! Request metrics in Prometheus text format. Counters live in the isolate's memory, so recording
 //! costs no round trip; `GET /metrics` reports this isolate's counts since it started (Workers runs
-//! several isolates in production: scrape totals are per isolate, stated in the README).
+//! several isolates in production: scrape totals are per isolate, stated in docs/deploying.md).
 //! Labels are route paths, family ids and outcome codes only: never a wallet, never content.
 
 use std::cell::RefCell;

@@ -2,7 +2,7 @@
 //! benchmark route's `digest-native` op (compiled in with `bench-routes` only): it times what the
 //! Ed25519 challenge hash of a signed report (the whole report, up to a whole shaped payload) would
 //! cost natively against the wasm `sha2` crate the signer uses. Measured in workerd (issue 31,
-//! README "Measured"): 0.62-1.05x of wasm's time on whole signed bodies (133-264 KB, most often
+//! docs/benchmarks.md): 0.62-1.05x of wasm's time on whole signed bodies (133-264 KB, most often
 //! about 0.83x), about even at 64 KB messages and slower below (each call crosses into JavaScript
 //! and awaits a promise, about 5 µs), so signing stays in wasm.
 //!

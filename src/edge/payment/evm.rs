@@ -129,7 +129,13 @@ pub(crate) async fn bind(
         CallBinding::IdempotencyKey { key, .. } => key.as_str(),
         CallBinding::ServerNonce => "",
     };
-    let binding = format!("{}\n{key}", call.route_id);
+    // Kept in the authorization's object as a keyed HMAC: the object holds no submitted key.
+    let secret = super::binding::fingerprint_secret(env).ok_or(PaymentError::ConfigInvalid)?;
+    let call_id = format!("{}\n{key}", call.route_id);
+    let binding = crate::engine::sign::hex(&crate::engine::payment::idempotency::hmac_sha256(
+        &secret,
+        &[b"context-meter evm binding v1\n", call_id.as_bytes()],
+    ));
     let object = authorization_object(claim_key);
     let answer: TransitionAnswer = guard::call(env, &object, &Command::Bind { binding }).await?;
     Ok(answer.ok)

@@ -627,6 +627,7 @@ pub fn served_rules(pack: bool) -> serde_json::Value {
         },
         "states": states,
         "uncertainty": "A settle that is pending, fails on the connection or times out is PAYMENT_UNCERTAIN (409, Retry-After), never \"not consumed\". The next retry asks the chain first: is the payment's blockhash still valid, and did a transaction with this payment's memo land from the payer's token account? Landed: delivered, no second charge. Not landed and the blockhash expired: released, and said so (402 payment_released). Otherwise the same signed payment is re-submitted (one message has one signature, executed at most once) and, if still unknown, 409 again.",
+        "ledger": "every settled payment has exactly one ledger row: its closed fields wait in the payment's record until D1 confirms them (the record's alarm retries), so a D1 outage or a worker gone after settlement loses no row. tx_sig names the chain and the transaction, <CAIP-2>:<transaction>; a payment that settled but was never delivered is written with '#undelivered' after it, replaced by the delivered row if a retry delivers it. A re-delivery writes no row.",
         "payment_refusals": refusals,
         "evm": super::evm::served_rules(),
     })

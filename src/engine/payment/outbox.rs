@@ -65,10 +65,11 @@ pub fn retry_delay_ms(failures: u32) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn row() -> PendingRow {
+    /// A token-efficiency row (the record tests use it too).
+    pub(crate) fn row() -> PendingRow {
         PendingRow {
             table: "ledger_token_efficiency".into(),
             network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".into(),

@@ -473,19 +473,24 @@ async function untilRow(transaction, ms) {
   }
 }
 
-test("D1 unavailable while paying: the call is delivered, and its row arrives once D1 is back, exactly once, with no retry", async () => {
+/** A budget call paid and delivered while D1 is locked (then `whileLocked`); its transaction. */
+async function paidWhileD1Locked({ whileLocked = async () => {} } = {}) {
   const key = newKey();
   const header = await pay(TE, key);
   const lock = await lockD1();
-  let a;
   try {
-    a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
+    const a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
     assert.equal(a.status, 200, a.text);
     markDelivered(key);
+    await whileLocked();
+    return decode(a.receipt).transaction;
   } finally {
     await lock.release();
   }
-  const transaction = decode(a.receipt).transaction;
+}
+
+test("D1 unavailable while paying: the call is delivered, and its row arrives once D1 is back, exactly once, with no retry", async () => {
+  const transaction = await paidWhileD1Locked();
   const started = Date.now();
   const rows = await untilRow(transaction, 60_000);
   console.log(`[outbox] D1 locked during the call: its row arrived ${Date.now() - started} ms after the lock was released`);
@@ -496,20 +501,8 @@ test("D1 unavailable while paying: the call is delivered, and its row arrives on
 });
 
 test("the worker gone after delivering while D1 was down: the row arrives after it restarts, with no request under the key", async () => {
-  const key = newKey();
-  const header = await pay(TE, key);
-  const lock = await lockD1();
-  let a;
-  try {
-    a = await answer(await post(TE, { key, headers: { "PAYMENT-SIGNATURE": header } }));
-    assert.equal(a.status, 200, a.text);
-    markDelivered(key);
-    await worker.kill();
-  } finally {
-    await lock.release();
-  }
+  const transaction = await paidWhileD1Locked({ whileLocked: () => worker.kill() });
   worker = await startWorkerProcess();
-  const transaction = decode(a.receipt).transaction;
   const started = Date.now();
   const rows = await untilRow(transaction, 90_000);
   console.log(`[outbox] worker killed with the row unwritten: the row arrived ${Date.now() - started} ms after the restart`);

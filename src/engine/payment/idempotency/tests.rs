@@ -1,17 +1,7 @@
 //! Every retry rule of the per-key record, each with a case that fails when the rule is broken.
 
 use super::*;
-use crate::engine::LedgerValue;
-
-fn row() -> PendingRow {
-    PendingRow {
-        table: "ledger_token_efficiency".into(),
-        network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp".into(),
-        price_units: 20_000,
-        ts_ms: 1_000,
-        columns: vec![("op".into(), LedgerValue::Text("budget".into()))],
-    }
-}
+use crate::engine::payment::outbox::tests::row;
 
 const LEASE: u64 = 10_000;
 
