@@ -252,15 +252,16 @@ impl PaymentGuard {
         Response::from_json(&answer)
     }
 
+    /// The times of a wallet's counted (failed) attempts.
+    async fn attempts(&self) -> Result<Vec<u64>> {
+        let stored = self.state.storage().get::<Vec<u64>>(ATTEMPTS).await?;
+        Ok(stored.unwrap_or_default())
+    }
+
     /// A wallet's failed attempts in the window: refused past `max_attempts` (nothing counted
     /// here: only a failure counts, in [`Self::wallet_failure`]).
     async fn wallet_check(&self, now_ms: u64, max_attempts: u32) -> Result<Response> {
-        let mut attempts = self
-            .state
-            .storage()
-            .get::<Vec<u64>>(ATTEMPTS)
-            .await?
-            .unwrap_or_default();
+        let mut attempts = self.attempts().await?;
         // Counted into a copy that is not stored: the check alone.
         let answer = match count_attempt(&mut attempts, now_ms, max_attempts) {
             Ok(()) => TransitionAnswer::ok(),
@@ -274,12 +275,7 @@ impl PaymentGuard {
     }
 
     async fn wallet_failure(&self, now_ms: u64) -> Result<Response> {
-        let mut attempts = self
-            .state
-            .storage()
-            .get::<Vec<u64>>(ATTEMPTS)
-            .await?
-            .unwrap_or_default();
+        let mut attempts = self.attempts().await?;
         let _ = count_attempt(&mut attempts, now_ms, u32::MAX);
         self.state.storage().put(ATTEMPTS, attempts).await?;
         self.state
