@@ -570,7 +570,7 @@ mod tests {
         let back: Decision = serde_json::from_value(json!({"redeliver": {"facts": {
             "tx_sig":"s","payer":"p","fee_lamports":0,"house":false,"settled_ms":7},
             "row": {"table":"t","network":"n","price_units":1,"ts_ms":2,"columns":[["op","pack"],["n",3],["z",null]]},
-            "claim_key":"c","first_delivery":false}}))
+            "first_delivery":null}}))
         .unwrap();
         let Decision::Redeliver { row: Some(row), .. } = back else {
             panic!("a re-delivery with its row");

@@ -255,14 +255,11 @@ async fn claim_or_resume(
         Decision::Redeliver {
             facts,
             row,
-            claim_key,
             first_delivery,
         } => {
             let redelivery = Redelivery {
                 network: claim.network().to_owned(),
                 record: claim.bound.record.clone(),
-                claim: Some(Box::new(claim)),
-                claim_key,
                 facts,
                 row,
                 first_delivery,
@@ -314,12 +311,9 @@ async fn unpaid_under_paid_key(
         Decision::Redeliver {
             facts,
             row,
-            claim_key,
             first_delivery,
         } => Ok(Some(Gate::Redeliver(Box::new(Redelivery {
-            claim: None,
             record: fresh.record.clone(),
-            claim_key,
             network: row
                 .as_ref()
                 .map_or_else(|| config.network.clone(), |r| r.network.clone()),

@@ -79,18 +79,15 @@ pub enum Gate {
 /// A paid payment's result asked for again (ARCHITECTURE §4, "A lost answer").
 #[derive(Debug, Clone)]
 pub struct Redelivery {
-    /// The claim, when the retry carried its payment (None: the pack's key alone).
-    pub claim: Option<Box<Claim>>,
     /// The payment's record (its guard object's name).
     pub record: String,
-    pub claim_key: Option<String>,
     /// The payment's chain (CAIP-2), for its PAYMENT-RESPONSE.
     pub network: String,
     pub facts: SettledFacts,
     /// The paid call's closed ledger figures (None on a record from before they were kept).
     pub row: Option<crate::engine::payment::outbox::PendingRow>,
-    /// Settled but never delivered until now: write the row, mark the record delivered.
-    pub first_delivery: bool,
+    /// Settled but never delivered until now: the claim to mark delivered once its row is written.
+    pub first_delivery: Option<String>,
 }
 
 impl Redelivery {

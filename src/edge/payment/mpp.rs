@@ -28,7 +28,7 @@ use crate::edge::deliver::{
 };
 use crate::edge::engines::Runnable;
 use crate::edge::error::Refused;
-use crate::edge::family::{Family, PaidOp};
+use crate::edge::family::PaidOp;
 use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::payment::binding::fingerprint_secret;
 use crate::edge::payment::facilitator::post_json;
@@ -100,11 +100,9 @@ fn problem(
 
 /// One paid request on the MPP route, after free validation and the engine.
 struct Asked<'a> {
-    family: &'static Family,
     family_id: &'static str,
-    /// When the engine ran, and the closed ledger figures it produced.
-    ran_ms: u64,
-    ledger: &'a [(&'static str, crate::engine::LedgerValue)],
+    /// The ledger row the payment will owe (built once, from the engine's figures).
+    row: PendingRow,
     env: &'a Env,
     config: MppConfig,
     secret: Vec<u8>,
@@ -269,10 +267,8 @@ async fn unpaid(asked: &Asked<'_>) -> Result<Gate> {
         Decision::Redeliver {
             facts,
             row,
-            claim_key,
             first_delivery,
         } => {
-            let first_delivery = claim_key.filter(|_| first_delivery);
             return Ok(Gate::Again {
                 facts,
                 row,
@@ -420,19 +416,12 @@ async fn gate(req: &Request, asked: &Asked<'_>) -> Result<Gate> {
         fee_lamports: 0,
         settled_ms: now_ms(),
     };
-    let row = ledger::pending_row(
-        asked.family,
-        &asked.config.network(),
-        asked.price,
-        asked.ran_ms,
-        asked.ledger,
-    );
     let settling = asked
         .transition(Command::Settling {
             claim_key: bound.tx_hash.clone(),
             now_ms: now_ms(),
             lease_ms: tunables.lease_ms,
-            row: Some(row),
+            row: Some(asked.row.clone()),
         })
         .await;
     let settled = settling
@@ -478,11 +467,16 @@ pub async fn paid(
     let (Some(secret), Some(fingerprint)) = (fingerprint_secret(env), call.fingerprint) else {
         return answer(MppError::ConfigInvalid);
     };
-    let asked = Asked {
+    let row = ledger::pending_row(
         family,
+        &config.network(),
+        call.price_units,
+        now,
+        &delivery.ledger,
+    );
+    let asked = Asked {
         family_id: family.id,
-        ran_ms: now,
-        ledger: &delivery.ledger,
+        row,
         env,
         config,
         secret,
@@ -519,14 +513,7 @@ pub async fn paid(
         Gate::Paid(facts) => facts,
     };
     metrics::payment(family.id, "settled");
-    let row = ledger::pending_row(
-        family,
-        &asked.config.network(),
-        asked.price,
-        now,
-        &delivery.ledger,
-    );
-    let written = write_row(env, op, &row, &facts).await;
+    let written = write_row(env, op, &asked.row, &facts).await;
     mark_delivered(
         env,
         &guard::key_object(key),

@@ -137,9 +137,8 @@ async fn again(
 ) -> Result<Response, Refused> {
     let receipt = redelivery.payment_response_header();
     let first = redelivery
-        .claim_key
+        .first_delivery
         .as_deref()
-        .filter(|_| redelivery.first_delivery)
         .map(|key| (redelivery.record.as_str(), key));
     let again = Again {
         row: redelivery.row.as_ref(),

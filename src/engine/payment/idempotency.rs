@@ -123,11 +123,9 @@ pub enum Decision {
     Redeliver {
         facts: SettledFacts,
         row: Option<PendingRow>,
-        /// The payment's claim, for the delivery mark.
-        claim_key: Option<String>,
-        /// True when the payment settled but was never delivered (a request with no payment
-        /// resumed it): the delivered row is written and the record marked delivered.
-        first_delivery: bool,
+        /// The payment's claim when it settled but was never delivered (a request with no payment
+        /// resumed it): the delivered row is written and the record marked delivered under it.
+        first_delivery: Option<String>,
     },
     /// Delivered already and re-delivered [`REDELIVERY_LIMIT`] times: 409 with the original
     /// PAYMENT-RESPONSE.
@@ -263,8 +261,7 @@ fn redeliver(record: &mut KeyRecord, facts: SettledFacts) -> Decision {
     Decision::Redeliver {
         facts,
         row: record.row.clone(),
-        claim_key: record.claim_key.clone(),
-        first_delivery: false,
+        first_delivery: None,
     }
 }
 
@@ -299,8 +296,7 @@ pub fn peek(
             Decision::Redeliver {
                 facts,
                 row: record.row.clone(),
-                claim_key: record.claim_key.clone(),
-                first_delivery: true,
+                first_delivery: record.claim_key.clone(),
             }
         }
         (KeyState::Uncertain, _) => Decision::TooEarly {

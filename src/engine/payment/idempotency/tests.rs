@@ -164,8 +164,7 @@ fn settled_but_undelivered_resumes_and_delivered_is_delivered_again_a_bounded_nu
             Decision::Redeliver {
                 facts: facts("sig"),
                 row: None,
-                claim_key: Some("tx1".into()),
-                first_delivery: false,
+                first_delivery: None,
             },
             "re-delivery {n}"
         );
@@ -235,8 +234,7 @@ fn a_request_without_payment_is_answered_from_the_record_never_challenged_while_
         Decision::Redeliver {
             facts: facts("sig"),
             row: None,
-            claim_key: Some("tx1".into()),
-            first_delivery: true,
+            first_delivery: Some("tx1".into()),
         }
     );
     assert_eq!(
@@ -250,7 +248,7 @@ fn a_request_without_payment_is_answered_from_the_record_never_challenged_while_
     assert!(matches!(
         d,
         Decision::Redeliver {
-            first_delivery: false,
+            first_delivery: None,
             ..
         }
     ));
