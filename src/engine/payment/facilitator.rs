@@ -55,18 +55,23 @@ pub fn facilitator_request(
     })
 }
 
-/// The fee payer our network's `exact` kind names in a `/supported` answer.
-pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
+/// The x402 v2 `exact` kind a `/supported` answer lists for `network`, if any.
+fn exact_kind(body: &[u8], network: &str) -> Option<Value> {
     let value: Value = serde_json::from_slice(body).ok()?;
-    value
-        .get("kinds")?
-        .as_array()?
+    let kinds = value.get("kinds")?.as_array()?;
+    kinds
         .iter()
         .find(|kind| {
             kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
                 && kind.get("scheme").and_then(Value::as_str) == Some("exact")
                 && kind.get("network").and_then(Value::as_str) == Some(network)
-        })?
+        })
+        .cloned()
+}
+
+/// The fee payer our network's `exact` kind names in a `/supported` answer.
+pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
+    exact_kind(body, network)?
         .get("extra")?
         .get("feePayer")?
         .as_str()
@@ -76,15 +81,7 @@ pub fn fee_payer_from_supported(body: &[u8], network: &str) -> Option<String> {
 
 /// Whether a `/supported` answer lists x402 v2 `exact` on `network` (any rail; readiness).
 pub fn supports_network(body: &[u8], network: &str) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return false;
-    };
-    let kinds = value.get("kinds").and_then(Value::as_array);
-    kinds.into_iter().flatten().any(|kind| {
-        kind.get("x402Version").and_then(Value::as_u64) == Some(X402_VERSION)
-            && kind.get("scheme").and_then(Value::as_str) == Some("exact")
-            && kind.get("network").and_then(Value::as_str) == Some(network)
-    })
+    exact_kind(body, network).is_some()
 }
 
 /// Reads a `/verify` answer: Ok only for `isValid: true`.
