@@ -23,9 +23,18 @@ stop_stacks() {
   [ -n "$stacks" ] || return 0
   # Its own process group (setsid): the Solana VM and Base's anvil are in it; it stops Tempo's anvil
   # itself on SIGTERM and removes .dev-payer.json. Whatever is left after 5 s is killed.
+  # Tempo's anvil is outside the group: its pid is read from the payer file before the stacks
+  # remove it, so it is stopped even when the stacks are killed before they stop it themselves.
+  local tempo
+  tempo=$(node -e 'try { process.stdout.write(String(require("./.dev-payer.json").pids.tempo ?? "")) } catch {}' 2>/dev/null || true)
   kill -TERM -- "-$stacks" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$stacks" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$stacks" 2>/dev/null || true
+  if [ -n "$tempo" ]; then
+    kill -TERM "$tempo" 2>/dev/null || true
+    for _ in $(seq 30); do kill -0 "$tempo" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$tempo" 2>/dev/null || true
+  fi
   stacks=
 }
 if [ "${DEV_STACKS:-1}" != 0 ]; then
