@@ -1,9 +1,10 @@
 // Starts the built worker under real workerd (`wrangler dev`) with a fresh local D1 and Durable
 // Object state, for one test file. The bundle must already be built (scripts/build.sh); the
-// migrations are applied to the same persistence directory first. Everything the worker prints is
-// kept in `logs()` (the retention tests scan it).
+// migrations are applied once per test process into a template directory, which each worker's
+// persistence directory starts as a copy of. Everything the worker prints is kept in `logs()` (the
+// retention tests scan it).
 import { spawn, execFileSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,18 +36,45 @@ export function stateRoot() {
   }
 }
 
+let template; // this process's migrated local D1, applied once
+
+/**
+ * A new directory under `root` holding a local D1 with every migration applied. The migrations run
+ * once per test process, into a template; each caller gets a copy (a copy costs milliseconds, a
+ * `wrangler d1 migrations apply` about a second). Applying is retried on a fresh directory, at most
+ * three times: under a loaded CI machine wrangler's local apply has failed once with an internal
+ * assertion ("false == true") on a migration that applies everywhere else.
+ */
+function migratedCopy(root, prefix) {
+  if (!template) {
+    let lastError;
+    for (let attempt = 1; attempt <= 3 && !template; attempt++) {
+      const dir = mkdtempSync(join(stateRoot(), 'cm-migrated-'));
+      try {
+        execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', dir], {
+          cwd: ROOT, env: quietEnv(), stdio: 'pipe',
+        });
+        template = dir;
+        process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      } catch (e) {
+        lastError = e;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    if (!template) throw lastError;
+  }
+  const persist = mkdtempSync(join(root, prefix));
+  cpSync(template, persist, { recursive: true });
+  return persist;
+}
+
 /**
  * @param {{port: number, vars?: Record<string,string>, logLevel?: string}} opts  logLevel: wrangler's
  *   (default debug: the retention tests scan everything the worker prints)
  * @returns {Promise<{url: string, persist: string, pid: number, logs: () => string, stop: () => Promise<void>}>}
  */
 export async function startWorker({ port, vars = {}, logLevel = 'debug' }) {
-  const persist = mkdtempSync(join(stateRoot(), 'cm-e2e-'));
-  execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
-    cwd: ROOT,
-    env: quietEnv(),
-    stdio: 'pipe',
-  });
+  const persist = migratedCopy(stateRoot(), 'cm-e2e-');
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false',
     '--persist-to', persist, '--log-level', logLevel];
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
@@ -136,9 +164,6 @@ export function wallet(n) {
 
 /** A fresh local D1 with every migration applied (no worker running). */
 export function freshD1() {
-  const persist = mkdtempSync(join(tmpdir(), 'cm-d1-'));
-  execFileSync(WRANGLER, ['d1', 'migrations', 'apply', 'context-meter', '--local', '--persist-to', persist], {
-    cwd: ROOT, env: quietEnv(), stdio: 'pipe',
-  });
+  const persist = migratedCopy(tmpdir(), 'cm-d1-');
   return { persist, drop: () => rmSync(persist, { recursive: true, force: true }) };
 }
