@@ -5,6 +5,7 @@
 pub mod allowance;
 pub mod budget_pack;
 pub mod composition;
+pub mod mcp;
 pub mod payment;
 pub mod sign;
 pub mod time;
