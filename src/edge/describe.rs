@@ -69,7 +69,7 @@ pub fn index(
         "families": families,
         "signing": {"alg": "Ed25519", "public_key": signer.public_key_b64(), "key_id": signer.key_id(),
                     "signed_bytes": "RFC 8785 JCS of the response body without its signature member"},
-        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics", "readiness": "/ready"}
+        "links": {"llms_txt": "/llms.txt", "openapi": "/openapi.json", "x402_discovery": "/.well-known/x402", "metrics": "/metrics", "readiness": "/ready", "mcp": "/mcp"}
     })
 }
 
@@ -82,7 +82,7 @@ pub fn well_known_x402(origin: &str) -> Value {
         .filter(|r| matches!(r.handler, Handler::Paid(..)))
         .map(|r| format!("{origin}{}", r.path))
         .collect();
-    json!({"version": 1, "resources": resources})
+    json!({"version": 1, "resources": resources, "mcp": format!("{origin}/mcp")})
 }
 
 /// `GET /llms.txt`: the index as Markdown in the llmstxt.org layout (title, summary, then sections
@@ -125,7 +125,12 @@ pub fn llms_txt(index: &Value) -> String {
         }
     }
     out.push_str(&format!(
-        "\n## Paying\n\n\
+        "\n## MCP\n\n\
+         - [POST /mcp](/mcp): every operation above as an MCP tool (Streamable HTTP, stateless; 2025-11-25 \
+         sessions and 2026-07-28 requests). Free tools for any host; a paid tool answers x402's payment-required \
+         result until paid over x402 (`_meta[\"x402/payment\"]`) or, for the pack, MPP \
+         (`_meta[\"org.paymentauth/credential\"]`), with the same keys, retries and receipts as over HTTP.\n\
+         \n## Paying\n\n\
          - A paid route without `PAYMENT-SIGNATURE` answers 402 with `PAYMENT-REQUIRED` (base64 JSON, x402 v2, \
          scheme `exact`): pay one entry of `accepts` with a stock x402 client and send the same request again. \
          Its `extensions` declare `payment-identifier` (set its id to your Idempotency-Key) and the `bazaar` \
@@ -224,9 +229,10 @@ mod tests {
         }
         assert_eq!(families, family::ALL.len());
         assert!(text.contains(signer.key_id()));
+        // Every family route, and the MCP endpoint in its own section.
         let documented = routes()
             .iter()
-            .filter(|r| r.handler.family().is_some())
+            .filter(|r| r.handler.family().is_some() || r.handler == Handler::Mcp)
             .count();
         assert_eq!(
             text.lines()

@@ -16,6 +16,7 @@ pub mod error;
 pub mod family;
 pub mod guard;
 pub mod ledger;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod payment;
@@ -53,7 +54,12 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         Answer::Now(response) => response,
         Answer::Pipeline(route) => {
             let payment_header = req.headers().has("payment-signature").unwrap_or(false);
-            let result = apart(handle(route, req, &env, &ctx)).await;
+            // MCP runs the routes' pipeline per tool call (edge::mcp), above it, never inside it.
+            let result = if route.handler == Handler::Mcp {
+                apart(mcp::serve(req, &env, &ctx)).await
+            } else {
+                apart(handle(route, req, &env, &ctx)).await
+            };
             finish(route, result, payment_header)
         }
     }
@@ -74,7 +80,13 @@ fn answer_now(req: &Request, env: &Env) -> Answer {
         Method::Post => Some(Verb::Post),
         _ => None,
     };
-    let Some(route) = verb.and_then(|v| routes::find(v, &req.path())) else {
+    let path = req.path();
+    let Some(route) = verb.and_then(|v| routes::find(v, &path)) else {
+        if path == mcp::PATH {
+            // Streamable HTTP's other methods: no server-sent stream, no session to delete.
+            metrics::request("service", mcp::PATH, "405".into());
+            return Answer::Now(respond::not_allowed("POST"));
+        }
         metrics::request("service", "unrouted", "404".into());
         return Answer::Now(respond::not_covered());
     };
@@ -88,7 +100,7 @@ fn answer_now(req: &Request, env: &Env) -> Answer {
 /// `payment_header`: the request carried `Payment-Signature` (a refusal of a paid route then says
 /// the payment was not consumed).
 #[inline(never)]
-fn finish(
+pub(crate) fn finish(
     route: &'static Route,
     result: std::result::Result<Response, Refused>,
     payment_header: bool,

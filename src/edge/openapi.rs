@@ -154,6 +154,20 @@ fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limi
         Handler::Free(_) | Handler::Paid(..) => {
             responses.insert("200".into(), delivered(route.handler));
         }
+        Handler::Mcp => {
+            let rpc = json_content(json!({"type": "object", "required": ["jsonrpc"]}));
+            responses.insert("200".into(), json!({"description": "JSON-RPC response: a result (a tool's failure or payment required is a result with isError) or a closed error", "content": rpc}));
+            responses.insert(
+                "202".into(),
+                json!({"description": "A notification, accepted; no body"}),
+            );
+            responses.insert("400".into(), json!({"description": "Not one JSON-RPC request; a stateless request's headers disagree with its body (-32020) or its revision is not served (-32022)", "content": rpc}));
+            responses.insert("403".into(), json!({"description": "A browser Origin this server does not serve", "content": rpc}));
+            responses.insert(
+                "413".into(),
+                json!({"description": "Over the endpoint's cap", "content": rpc}),
+            );
+        }
     }
     let mut by_status: BTreeMap<u16, Vec<&'static str>> = BTreeMap::new();
     for (code, status) in route_docs::refusals(route.handler) {
@@ -190,6 +204,9 @@ fn operation(route: &Route, price_of: &dyn Fn(&PaidOp) -> u64, free_limits: Limi
     }
     if is_mpp(route) {
         mpp_answers(&mut op);
+    }
+    if route.handler == Handler::Mcp {
+        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["jsonrpc", "method"], "properties": {"jsonrpc": {"const": "2.0"}, "method": {"type": "string"}, "params": {"type": "object"}}}, "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}}});
     }
     if let (Some(schema), Some(example)) = (
         route_docs::request_schema(route.handler),

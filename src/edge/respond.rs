@@ -61,6 +61,15 @@ pub fn not_covered() -> Result<Response> {
         .with_headers(base_headers("text/plain; charset=utf-8")))
 }
 
+/// 405 with `Allow`: a path the table routes on another method only.
+pub fn not_allowed(allow: &str) -> Result<Response> {
+    let headers = base_headers("text/plain; charset=utf-8");
+    headers.set("allow", allow)?;
+    Ok(Response::from_bytes(b"METHOD NOT ALLOWED".to_vec())?
+        .with_status(405)
+        .with_headers(headers))
+}
+
 /// The closed JSON body of a refusal: `{code, message, <figures>}` and, when the request carried a
 /// payment header that was not looked at, `payment: "not verified, not consumed"`.
 pub fn refusal_body(err: &dyn ClosedError, payment_untouched: bool) -> Value {

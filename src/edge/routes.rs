@@ -33,6 +33,8 @@ pub enum Handler {
     Metrics,
     /// `GET /ready`: whether every configured payment rail can take money now.
     Ready,
+    /// `POST /mcp`: every op as an MCP tool (Streamable HTTP, stateless).
+    Mcp,
     /// The family's served criteria or contract document.
     Document(&'static Family),
     /// The family's free check (precheck or preflight), rate-limited by the free tier.
@@ -85,7 +87,7 @@ const fn post(path: &'static str, handler: Handler, summary: &'static str) -> Ro
 }
 
 /// The routes every deployment answers besides the families'.
-const SERVICE: [Route; 6] = [
+const SERVICE: [Route; 7] = [
     get(
         "/",
         Handler::Index,
@@ -115,6 +117,11 @@ const SERVICE: [Route; 6] = [
         "/ready",
         Handler::Ready,
         "Readiness: per payment rail configured / facilitator supports it / chain answers; D1, Durable Objects, signing key (200 ready, else 503)",
+    ),
+    post(
+        "/mcp",
+        Handler::Mcp,
+        "MCP server (Streamable HTTP, stateless; 2025-11-25 and 2026-07-28): every op as a tool, paid tools over x402 or MPP",
     ),
 ];
 
@@ -218,6 +225,7 @@ mod tests {
                 "/.well-known/x402",
                 "/metrics",
                 "/ready",
+                "/mcp",
                 "/token-efficiency/criteria",
                 "/token-efficiency/precheck",
                 "/token-efficiency/budget",

@@ -41,7 +41,7 @@ pub fn answer_now(route: &Route, req: &Request, env: &Env) -> Option<Result<Resp
         Handler::WellKnownX402 => apart_fn(&|| service::well_known_x402(req)),
         Handler::Metrics => apart_fn(&service::metrics),
         Handler::Document(family) => apart_fn(&|| service::document(env, family)),
-        Handler::Free(_) | Handler::Paid(..) | Handler::Ready => return None,
+        Handler::Free(_) | Handler::Paid(..) | Handler::Ready | Handler::Mcp => return None,
     })
 }
 

@@ -101,6 +101,34 @@ pub fn bazaar_declaration(listing: &RouteListing) -> Value {
     })
 }
 
+/// The JSON Schema an MCP tool's `info` satisfies (text: data, not code, in the bundle).
+const MCP_DECLARATION_SCHEMA: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"input":{"type":"object","properties":{"type":{"type":"string","const":"mcp"},"toolName":{"type":"string"},"description":{"type":"string"},"transport":{"type":"string","enum":["streamable-http"]},"inputSchema":{"type":"object"},"example":{"type":"object"}},"required":["type","toolName","inputSchema"],"additionalProperties":false},"output":{"type":"object","properties":{"type":{"type":"string"},"example":{"type":"object"}},"required":["type"]}},"required":["input"]}"#;
+
+/// The `bazaar` extension object for a paid MCP tool (`info.input.type: "mcp"`, its `toolName`
+/// and `inputSchema`, Streamable HTTP), in the shape @x402/extensions 2.27.0 declares and checks
+/// (`toolName`, where the bazaar spec's prose says `tool`; the SDKs' validators refuse `tool`).
+pub fn mcp_declaration(
+    tool: &str,
+    description: &str,
+    input_schema: Value,
+    example: Value,
+) -> Value {
+    json!({
+        "info": {
+            "input": {
+                "type": "mcp",
+                "toolName": tool,
+                "description": description,
+                "transport": "streamable-http",
+                "inputSchema": without_nested_meta(&input_schema),
+                "example": example,
+            },
+            "output": { "type": "json" },
+        },
+        "schema": serde_json::from_str::<Value>(MCP_DECLARATION_SCHEMA).unwrap_or(Value::Null),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
