@@ -33,6 +33,20 @@ npm_install "$ROOT/tests/e2e/x402/svm"
 # Debian's chromium: the review report's browser test (tests/e2e/core/review_report.test.mjs) loads the report in it.
 command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# The official x402 Python SDK's MCP client (tests/e2e/mcp/x402_python.test.mjs): a venv with the pinned
+# packages of tests/e2e/mcp/requirements.txt. Debian's python3 keeps venv/ensurepip in python3-venv.
+python_venv() { # dir requirements
+  local dir="$1" requirements="$2"
+  if [ ! -x "$dir/bin/python" ] || [ "$requirements" -nt "$dir/.installed" ]; then
+    if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
+    fi
+    [ -x "$dir/bin/python" ] || { rm -rf "$dir" && python3 -m venv "$dir"; }
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" && touch "$dir/.installed"
+  fi
+}
+python_venv "$ROOT/tests/e2e/mcp/.venv" "$ROOT/tests/e2e/mcp/requirements.txt"
+
 # A dev signing key for local runs (production reads the SIGNING_KEY secret).
 if ! grep -qs '^SIGNING_KEY=' "$ROOT/.dev.vars"; then
   echo "SIGNING_KEY=$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))')" >> "$ROOT/.dev.vars"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: install what is missing, then run every test — the scripts' own checks, the native
 # Rust suite (unit, corpus, oracle; one binary per family, tests/<family>/), clippy and rustfmt, the
-# wasm release build, and the end-to-end suite (tests/e2e/{core,x402,mpp}) against real workerd
+# wasm release build, and the end-to-end suite (tests/e2e/{core,x402,mpp,mcp}) against real workerd
 # (wrangler dev) with local D1 and Durable Objects. Ends with the runners' summary lines.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
