@@ -58,7 +58,7 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             let result = if route.handler == Handler::Mcp {
                 apart(mcp::serve(req, &env, &ctx)).await
             } else {
-                apart(handle(route, req, &env, &ctx)).await
+                apart(handle(route, req, None, &env, &ctx)).await
             };
             finish(route, result, payment_header)
         }

@@ -88,7 +88,7 @@ async fn respond(
     };
     let refuse = |error: RpcError| answer(rpc::error(Some(id), error), error.status(stateless));
     let tool_call = match message.method {
-        Method::ToolsCall => match rpc::tool_call(message.params) {
+        Method::ToolsCall => match rpc::tool_call(message.params.as_ref()) {
             Ok(call) => Some(call),
             Err(error) => return refuse(error),
         },
@@ -110,9 +110,11 @@ async fn respond(
         return refuse(error);
     }
     let result: Map<String, Value> = match message.method {
-        Method::Initialize => {
-            rpc::initialize_result(rpc::negotiate(message.params), server_info(), INSTRUCTIONS)
-        }
+        Method::Initialize => rpc::initialize_result(
+            rpc::negotiate(message.params.as_ref()),
+            server_info(),
+            INSTRUCTIONS,
+        ),
         Method::Discover => rpc::discover_result(server_info(), INSTRUCTIONS),
         Method::Ping => Map::new(),
         Method::ToolsList => {

@@ -14,12 +14,13 @@ use worker::{Context, Env, Request, Response};
 /// A free check (`Handler::Free`).
 pub async fn check(
     mut req: Request,
+    given: Option<Vec<u8>>,
     env: &Env,
     ctx: &Context,
     family: &'static Family,
 ) -> Result<Response, Refused> {
     let free = family.free.as_ref().ok_or(EdgeError::NotCovered)?;
-    let body = apart(intake::read(&free.body, &mut req)).await?;
+    let body = apart(intake::read(&free.body, &mut req, given)).await?;
     let mut checked = (free.body.parse)(&body)?;
     drop(body);
     let header_caller = req

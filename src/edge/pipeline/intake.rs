@@ -9,8 +9,13 @@ use crate::engine::payment::binding::CallBinding;
 use crate::engine::payment::is_valid_idempotency_key;
 use worker::Request;
 
-/// Content-Type check and capped body read.
-pub async fn read<P>(endpoint: &Body<P>, req: &mut Request) -> Result<Vec<u8>, Refused> {
+/// Content-Type check and capped body read. `given`: the body already in hand (an MCP tool's
+/// arguments, `edge::mcp::call`), held to the same cap instead of being streamed again.
+pub async fn read<P>(
+    endpoint: &Body<P>,
+    req: &mut Request,
+    given: Option<Vec<u8>>,
+) -> Result<Vec<u8>, Refused> {
     if !body::is_json_content_type(req) {
         return Err(EdgeError::UnsupportedMediaType.into());
     }
@@ -19,6 +24,12 @@ pub async fn read<P>(endpoint: &Body<P>, req: &mut Request) -> Result<Vec<u8>, R
     if encoding.is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity") && !e.trim().is_empty())
     {
         return Err(EdgeError::ContentEncodingUnsupported.into());
+    }
+    if let Some(bytes) = given {
+        if bytes.len() > endpoint.cap {
+            return Err((endpoint.over_cap)(bytes.len() as u64));
+        }
+        return Ok(bytes);
     }
     match body::read_capped(req, endpoint.cap).await {
         Ok(bytes) => Ok(bytes),

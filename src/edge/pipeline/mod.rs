@@ -55,16 +55,18 @@ fn apart_fn<T>(f: &dyn Fn() -> T) -> T {
     std::hint::black_box(f)()
 }
 
-/// Runs the route's pipeline.
+/// Runs the route's pipeline. `given`: a body already read (an MCP tool's arguments), else the
+/// request's own is streamed.
 pub async fn handle(
     route: &'static Route,
     req: Request,
+    given: Option<Vec<u8>>,
     env: &Env,
     ctx: &Context,
 ) -> Result<Response, Refused> {
     match route.handler {
-        Handler::Free(family) => apart(free::check(req, env, ctx, family)).await,
-        Handler::Paid(op, rail) => apart(paid::call(route, op, rail, req, env)).await,
+        Handler::Free(family) => apart(free::check(req, given, env, ctx, family)).await,
+        Handler::Paid(op, rail) => apart(paid::call(route, op, rail, req, given, env)).await,
         Handler::Ready => apart(crate::edge::ready::check(env)).await,
         _ => answer_now(route, &req, env).unwrap_or_else(|| Err(EdgeError::Internal.into())),
     }

@@ -24,9 +24,10 @@ pub async fn call(
     op: &'static PaidOp,
     rail: Rail,
     mut req: Request,
+    given: Option<Vec<u8>>,
     env: &Env,
 ) -> Result<Response, Refused> {
-    let body = apart(intake::read(&op.body, &mut req)).await?;
+    let body = apart(intake::read(&op.body, &mut req, given)).await?;
     let runnable = (op.body.parse)(&body)?;
     let family = op.family;
     let binding = intake::call_binding(family.key, &req)?;

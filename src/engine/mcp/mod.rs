@@ -11,6 +11,7 @@
 
 pub mod pay;
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -150,37 +151,55 @@ pub enum Method {
     Notification,
 }
 
-/// One parsed request message. `params` is the raw parameters object, read per method.
+/// One parsed request message.
 #[derive(Debug)]
 pub struct Message<'a> {
     pub id: Option<Id>,
     pub method: Method,
     /// The method's name as sent: checked against the `Mcp-Method` header.
     pub method_name: String,
-    pub params: Option<&'a RawValue>,
+    pub params: Option<Params<'a>>,
     /// The stateless revision the request names in `params._meta`, if any.
     pub version: Option<String>,
 }
 
-/// An object's members, each as its raw JSON text (one deserializer for every shape read here).
-type Members<'a> = std::collections::BTreeMap<String, &'a RawValue>;
+/// A member kept as its raw text when present, `null` included (an `Option` would read `null` as
+/// absent, and a request's `id: null` must be refused, not taken for a notification).
+#[derive(Debug, Default, Clone, Copy)]
+struct Raw<'a>(Option<&'a RawValue>);
 
-fn members(text: &str) -> Option<Members<'_>> {
-    serde_json::from_str(text).ok()
-}
-
-/// A member's value, parsed.
-fn value(members: &Members, name: &str) -> Option<Value> {
-    serde_json::from_str(members.get(name)?.get()).ok()
-}
-
-/// A member that must be a string when present.
-fn string(members: &Members, name: &str) -> Result<Option<String>, ()> {
-    match value(members, name) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(()),
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Raw(Some(raw)))
     }
+}
+
+/// The message as read in one pass over its bytes: the arguments are borrowed, never re-scanned.
+#[derive(Deserialize)]
+struct Wire<'a> {
+    jsonrpc: Option<String>,
+    #[serde(default, borrow)]
+    id: Raw<'a>,
+    method: Option<String>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+    #[serde(default, borrow)]
+    result: Raw<'a>,
+    #[serde(default, borrow)]
+    error: Raw<'a>,
+}
+
+/// The members of `params` any served method reads (`tools/call`'s name, arguments and `_meta`;
+/// `initialize`'s revision); the rest are skipped.
+#[derive(Debug, Default, Deserialize)]
+pub struct Params<'a> {
+    name: Option<String>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta")]
+    meta: Option<Map<String, Value>>,
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
 }
 
 /// A message refused: the error, the id when one could be read, and whether the message was a
@@ -202,33 +221,41 @@ impl RpcError {
     }
 }
 
-/// Reads one JSON-RPC message.
+/// Reads one JSON-RPC message, in one pass over its bytes.
 pub fn parse(body: &[u8]) -> Result<Message<'_>, Refusal> {
     let trimmed = body.trim_ascii_start();
     if trimmed.first() == Some(&b'[') {
         return Err(RpcError::InvalidRequest.with(None, false));
     }
-    let text = std::str::from_utf8(body).map_err(|_| RpcError::Parse.with(None, false))?;
-    let wire = members(text).ok_or(RpcError::Parse.with(None, false))?;
-    let id = match wire.get("id") {
+    let wire: Wire = match serde_json::from_slice(body) {
+        Ok(wire) => wire,
+        // JSON of another shape (a params that is not an object, a member of the wrong type) is
+        // an invalid request; anything else does not parse.
+        Err(_) => {
+            let json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+            let error = if json {
+                RpcError::InvalidRequest
+            } else {
+                RpcError::Parse
+            };
+            return Err(error.with(None, false));
+        }
+    };
+    let id = match wire.id.0 {
         None => None,
         Some(raw) => Some(read_id(raw).ok_or(RpcError::InvalidRequest.with(None, false))?),
     };
-    let params = wire.get("params").copied();
-    if string(&wire, "jsonrpc").ok().flatten().as_deref() != Some("2.0") {
+    if wire.jsonrpc.as_deref() != Some("2.0") {
         return Err(RpcError::InvalidRequest.with(id, false));
     }
-    let version = match params {
-        Some(raw) if !raw.get().trim_start().starts_with('{') => {
-            return Err(RpcError::InvalidParams.with(id, false))
-        }
-        Some(raw) => stateless_version(raw).map_err(|e| e.with(id.clone(), true))?,
+    let version = match &wire.params {
+        Some(params) => stateless_version(params).map_err(|e| e.with(id.clone(), true))?,
         None => None,
     };
     let stateless = version.is_some();
-    let Ok(Some(method_name)) = string(&wire, "method") else {
+    let Some(method_name) = wire.method else {
         // A client's response to a server request (never asked here): accepted, as a notification.
-        if id.is_some() && (wire.contains_key("result") || wire.contains_key("error")) {
+        if id.is_some() && (wire.result.0.is_some() || wire.error.0.is_some()) {
             return Ok(Message {
                 id: None,
                 method: Method::Notification,
@@ -252,19 +279,16 @@ pub fn parse(body: &[u8]) -> Result<Message<'_>, Refusal> {
         id,
         method,
         method_name,
-        params,
+        params: wire.params,
         version,
     })
 }
 
 /// The revision a stateless request names in `params._meta`: None for an earlier revision's
 /// request; refused when named but not served, or without the client capabilities it must carry.
-fn stateless_version(params: &RawValue) -> Result<Option<String>, RpcError> {
-    let params = members(params.get()).ok_or(RpcError::InvalidParams)?;
-    let meta = match value(&params, "_meta") {
-        None => return Ok(None),
-        Some(Value::Object(meta)) => meta,
-        Some(_) => return Err(RpcError::InvalidParams),
+fn stateless_version(params: &Params) -> Result<Option<String>, RpcError> {
+    let Some(meta) = &params.meta else {
+        return Ok(None);
     };
     let version = match meta.get(META_PROTOCOL_VERSION) {
         None => return Ok(None),
@@ -359,38 +383,29 @@ pub struct ToolCall<'a> {
 }
 
 /// Reads `tools/call`'s parameters; `arguments` must be an object when present.
-pub fn tool_call(params: Option<&RawValue>) -> Result<ToolCall<'_>, RpcError> {
-    let params =
-        members(params.ok_or(RpcError::InvalidParams)?.get()).ok_or(RpcError::InvalidParams)?;
-    let name = string(&params, "name")
-        .ok()
-        .flatten()
-        .ok_or(RpcError::InvalidParams)?;
-    let arguments = params.get("arguments").copied();
-    if arguments.is_some_and(|a| !a.get().trim_start().starts_with('{')) {
+pub fn tool_call<'a>(params: Option<&Params<'a>>) -> Result<ToolCall<'a>, RpcError> {
+    let params = params.ok_or(RpcError::InvalidParams)?;
+    let name = params.name.clone().ok_or(RpcError::InvalidParams)?;
+    if params
+        .arguments
+        .is_some_and(|a| !a.get().trim_start().starts_with('{'))
+    {
         return Err(RpcError::InvalidParams);
     }
-    let meta = match value(&params, "_meta") {
-        None => Map::new(),
-        Some(Value::Object(meta)) => meta,
-        Some(_) => return Err(RpcError::InvalidParams),
-    };
     Ok(ToolCall {
         name,
-        arguments,
-        meta,
+        arguments: params.arguments,
+        meta: params.meta.clone().unwrap_or_default(),
     })
 }
 
 /// The revision `initialize` answers: the client's when served, else the newest with a session.
-pub fn negotiate(params: Option<&RawValue>) -> &'static str {
-    let asked = params
-        .and_then(|p| members(p.get()))
-        .and_then(|m| string(&m, "protocolVersion").ok().flatten());
+pub fn negotiate(params: Option<&Params>) -> &'static str {
+    let asked = params.and_then(|p| p.protocol_version.as_deref());
     VERSIONS
         .into_iter()
         .filter(|v| *v != STATELESS)
-        .find(|v| asked.as_deref() == Some(*v))
+        .find(|v| asked == Some(*v))
         .unwrap_or(SESSION_LATEST)
 }
 
@@ -462,7 +477,7 @@ mod tests {
         let message = parse(body).unwrap();
         assert_eq!(message.id, Some(Id::Number(7)));
         assert_eq!(message.method, Method::ToolsCall);
-        let call = tool_call(message.params).unwrap();
+        let call = tool_call(message.params.as_ref()).unwrap();
         assert_eq!(call.name, "t");
         assert_eq!(call.arguments.unwrap().get(), r#"{"b":1.0,"a":[2e0]}"#);
         assert!(call.meta.contains_key("x402/payment"));
@@ -586,8 +601,11 @@ mod tests {
     #[test]
     fn initialize_answers_the_clients_revision_or_the_latest_with_a_session() {
         let asked = |v: &str| {
-            let raw = format!(r#"{{"protocolVersion":"{v}"}}"#);
-            negotiate(Some(&RawValue::from_string(raw).unwrap()))
+            let params = Params {
+                protocol_version: Some(v.to_owned()),
+                ..Params::default()
+            };
+            negotiate(Some(&params))
         };
         assert_eq!(asked("2025-06-18"), "2025-06-18");
         assert_eq!(asked("2025-11-25"), "2025-11-25");
