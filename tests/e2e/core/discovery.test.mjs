@@ -112,9 +112,10 @@ test('every paid 402 declares the bazaar extension, valid under @x402/extensions
     const pack = route.path === '/v1/x402/context-budget-pack';
     assert.equal(required.extensions['payment-identifier'].info.required, pack, route.path);
   }
-  // The fan-out document indexers read lists exactly these routes, as absolute URLs.
+  // The fan-out document indexers read lists exactly these routes, as absolute URLs, and names the
+  // MCP endpoint selling the same ops as tools.
   const wellKnown = await (await fetch(w.url + '/.well-known/x402')).json();
-  assert.deepEqual(wellKnown, { version: 1, resources: routes.map((r) => w.url + r.path) });
+  assert.deepEqual(wellKnown, { version: 1, resources: routes.map((r) => w.url + r.path), mcp: w.url + '/mcp' });
 });
 
 /** A Solana CLI keypair file (64 bytes: seed, public key) for the funded test wallet "client". */
