@@ -132,7 +132,7 @@ pub(crate) async fn bind(
     // Kept in the authorization's object as a keyed HMAC: the object holds no submitted key.
     let secret = super::binding::fingerprint_secret(env).ok_or(PaymentError::ConfigInvalid)?;
     let call_id = format!("{}\n{key}", call.route_id);
-    let binding = crate::engine::sign::hex(&crate::engine::payment::idempotency::hmac_sha256(
+    let binding = crate::engine::sign::hex(&crate::engine::payment::hmac::hmac_sha256(
         &secret,
         &[b"context-meter evm binding v1\n", call_id.as_bytes()],
     ));

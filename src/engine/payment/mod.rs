@@ -22,10 +22,12 @@ pub mod facilitator;
 mod fixtures;
 pub mod guard;
 pub mod header;
+pub mod hmac;
 pub mod idempotency;
 pub mod mpp;
 pub mod outbox;
 pub mod reconcile;
+pub mod served;
 pub mod solana;
 
 pub use error::PaymentError;
