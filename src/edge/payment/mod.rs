@@ -151,7 +151,7 @@ impl Claim {
     pub(crate) fn settle_verdict(&self, answer: &[u8]) -> SettleVerdict {
         match self.evm {
             Some(_) => payment::evm::settle_verdict(answer),
-            None => payment::reconcile::settle_verdict(answer),
+            None => payment::solana::reconcile::settle_verdict(answer),
         }
     }
 

@@ -1,5 +1,5 @@
 //! Reconciling a payment whose settlement is in doubt (ARCHITECTURE §4, the I/O half of
-//! `engine::payment::reconcile`), one path for both rails: ask the chain (Solana: blockhash
+//! `engine::payment::solana::reconcile` and `engine::payment::evm::reconcile`), one path for both rails: ask the chain (Solana: blockhash
 //! validity, then this payment's memo in the payer's token-account history; EVM: `payment::evm`),
 //! else re-submit the same signed payment through `/settle` while it can still land; record the
 //! outcome in the call's guard record.
@@ -9,7 +9,8 @@ use crate::edge::guard::Command;
 use crate::edge::payment::facilitator::{post_json, Facilitator};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{RECORD_TTL_MS, UNCERTAIN_RETRY_AFTER_MS};
-use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
+use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
+use crate::engine::payment::solana::reconcile;
 use crate::engine::payment::PaymentError;
 use serde_json::Value;
 use worker::Env;
