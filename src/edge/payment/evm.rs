@@ -16,10 +16,9 @@
 //! domain name and version), optional `EVM_N_RPC_URL` (reconciliation; without it a payment in
 //! doubt stays uncertain). Optional `EVM_FACILITATOR_URL` (else `FACILITATOR_URL`).
 
-use super::gate::PaidCall;
-use super::reconcile::rpc_call;
+use super::PaidCall;
 use crate::edge::guard::{self, Command, TransitionAnswer};
-use crate::edge::payment::facilitator::Facilitator;
+use crate::edge::payment::facilitator::{rpc_call, Facilitator};
 use crate::engine::payment::binding::{self, Bound, CallBinding, IdentifierRule};
 use crate::engine::payment::evm::{
     self, reconcile, CheckedEvmPayment, EvmConfig, EvmOffer, EvmPayload,

@@ -3,7 +3,7 @@
 
 use super::{
     evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
-    wallet_failure, Asked, Claim, Gate, Redelivery,
+    wallet_failure, Claim, Gate, PaidCall, Redelivery,
 };
 use crate::edge::guard::{self, Command};
 use crate::edge::payment::binding::{challenge_bound, payment_bound};
@@ -15,30 +15,7 @@ use crate::engine::payment::{
     self, check_bound_payment, decode_payment_header, read_verify_response, PaymentConfig,
     PaymentError,
 };
-use worker::{Env, Request, Result};
-
-/// One paid call as the router bound it, after free validation of its body.
-pub struct PaidCall<'a> {
-    pub req: &'a Request,
-    pub family_id: &'static str,
-    pub route_id: &'a str,
-    pub price_units: u64,
-    /// Its Idempotency-Key, or a server nonce when it sent none.
-    pub binding: &'a CallBinding,
-    /// The pack's keyed request fingerprint (None on the criteria families).
-    pub fingerprint: Option<&'a str>,
-}
-
-impl PaidCall<'_> {
-    fn asked<'b>(&'b self, fresh: Option<&'b Bound>) -> Asked<'b> {
-        Asked {
-            req: self.req,
-            route_id: self.route_id,
-            price_units: self.price_units,
-            fresh,
-        }
-    }
-}
+use worker::{Env, Result};
 
 /// The payment gate of a paid route: the 402 challenge without a payment; else the payment's
 /// local checks (Solana, or EVM on an `eip155:` network), the wallet's attempt count, the call's

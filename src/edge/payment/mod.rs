@@ -35,10 +35,11 @@ pub mod mpp;
 pub mod reconcile;
 pub mod settle;
 
-pub use gate::{gate, PaidCall};
-pub use settle::{delivered, release, settle};
+pub use gate::gate;
+pub use settle::{delivered, settle};
 
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::metrics;
 use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::binding::{Bound, CallBinding};
@@ -172,6 +173,29 @@ impl Claim {
             fee_lamports: self.checked.fee_lamports,
             house: self.checked.house,
             settled_ms: now_ms(),
+        }
+    }
+}
+
+/// One paid call as the router bound it, after free validation of its body.
+pub struct PaidCall<'a> {
+    pub req: &'a Request,
+    pub family_id: &'static str,
+    pub route_id: &'a str,
+    pub price_units: u64,
+    /// Its Idempotency-Key, or a server nonce when it sent none.
+    pub binding: &'a CallBinding,
+    /// The pack's keyed request fingerprint (None on the criteria families).
+    pub fingerprint: Option<&'a str>,
+}
+
+impl PaidCall<'_> {
+    fn asked<'b>(&'b self, fresh: Option<&'b Bound>) -> Asked<'b> {
+        Asked {
+            req: self.req,
+            route_id: self.route_id,
+            price_units: self.price_units,
+            fresh,
         }
     }
 }
@@ -362,6 +386,24 @@ pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bo
     guard::transition(env, &claim.bound.record, command).await
 }
 
+/// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was
+/// settled, keeps the settlement and lets the same payment resume at once. A guard that could not
+/// record it leaves the claim to its lease, and the gap is counted as `release_unrecorded`.
+pub async fn release(env: &Env, claim: &Claim) {
+    let command = Command::Release {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    let released = transition(env, claim, command).await;
+    count_guard_gap(claim.family_id, "release_unrecorded", released);
+}
+
+/// Counts a guard transition that did not happen under `what` (closed labels, no payload).
+pub(crate) fn count_guard_gap(family_id: &'static str, what: &'static str, recorded: bool) {
+    if !recorded {
+        metrics::payment(family_id, what);
+    }
+}
+
 /// The request a payment answer is for, and the binding a fresh challenge for it carries.
 #[derive(Clone, Copy)]
 pub(crate) struct Asked<'a> {
@@ -464,5 +506,21 @@ pub async fn challenge(
     match challenge_bound(env, binding, route_id, price_units) {
         Ok(bound) => challenge_with(&config, req, route_id, price_units, &bound),
         Err(error) => refuse(error, None, asked, None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guard_transition_that_did_not_happen_is_counted() {
+        for what in ["delivered_unmarked", "release_unrecorded"] {
+            let line = format!("cm_payments_total{{family=\"token-opt\",result=\"{what}\"}}");
+            count_guard_gap("token-opt", what, true);
+            assert!(!metrics::render().contains(&line), "{what}");
+            count_guard_gap("token-opt", what, false);
+            assert!(metrics::render().contains(&format!("{line} 1")), "{what}");
+        }
     }
 }

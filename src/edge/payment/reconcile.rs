@@ -6,13 +6,12 @@
 
 use super::{evm, now_ms, release, transition, tunables, Claim};
 use crate::edge::guard::Command;
-use crate::edge::payment::facilitator::{post_json, Facilitator};
+use crate::edge::payment::facilitator::{rpc_call, Facilitator};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::{RECORD_TTL_MS, UNCERTAIN_RETRY_AFTER_MS};
 use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
 use crate::engine::payment::solana::reconcile;
 use crate::engine::payment::PaymentError;
-use serde_json::Value;
 use worker::Env;
 
 /// What reconciling an uncertain payment decided.
@@ -23,10 +22,6 @@ pub enum Reconciled {
     Released,
     /// Still unknown: PAYMENT_UNCERTAIN again (the claim is kept).
     Unknown(PaymentError),
-}
-
-pub(crate) async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
-    post_json(rpc_url, body).await.ok()
 }
 
 /// What the Solana chain says of the claim's payment (Unknown without `SOLANA_RPC_URL`).
