@@ -2,19 +2,17 @@
 //! count, the call's record `begin` ([`claim_or_resume`], one for both rails) and `/verify`.
 
 use super::{
-    evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
+    load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
     wallet_failure, Claim, Gate, PaidCall, Redelivery,
 };
 use crate::edge::guard::{self, Command};
-use crate::edge::payment::binding::{challenge_bound, payment_bound};
+use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
+use crate::edge::payment::rail::{self, Rail, RailPayment};
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::Decision;
-use crate::engine::payment::{
-    self, check_bound_payment, decode_payment_header, read_verify_response, PaymentConfig,
-    PaymentError,
-};
+use crate::engine::payment::{self, read_verify_response, PaymentConfig, PaymentError};
 use worker::{Env, Result};
 
 /// The payment gate of a paid route: the 402 challenge without a payment; else the payment's
@@ -50,22 +48,8 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
         return challenge.map(Gate::Challenge);
     };
     let refused = |error: PaymentError| refused(error, Some(&config), Some(&fresh));
-    let checked = match payment::evm::decode_payment_header(&header) {
-        Ok(Some(payload)) => evm::check(&config, call, &payload),
-        Ok(None) => decode_payment_header(&header).and_then(|payload| {
-            let bound = payment_bound(
-                env,
-                call.binding,
-                call.route_id,
-                call.price_units,
-                &payload.accepted,
-            )?;
-            let checked = check_bound_payment(&config, call.price_units, &bound, &payload)?;
-            Ok((bound, checked, None))
-        }),
-        Err(error) => Err(error),
-    };
-    let (bound, checked, evm_payment) = match checked {
+    let checked = rail::check(env, &config, call, &header);
+    let (bound, checked, rail_payment) = match checked {
         Ok(checked) => checked,
         Err(error) => return refused(error),
     };
@@ -83,7 +67,7 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
         &fresh,
         bound,
         checked,
-        evm_payment,
+        rail_payment,
     );
     let gate = gate.await?;
     // Only what costs the service without paying it counts against the wallet: a refusal (not
@@ -95,7 +79,8 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
     Ok(gate)
 }
 
-/// The gate after the wallet check: bind (EVM), begin in the call's record, `/verify`.
+/// The gate after the wallet check: bind (on a rail that binds apart), begin in the call's record,
+/// `/verify`.
 #[allow(clippy::too_many_arguments)]
 async fn checked_gate(
     env: &Env,
@@ -105,24 +90,24 @@ async fn checked_gate(
     fresh: &Bound,
     bound: Bound,
     checked: payment::CheckedPayment,
-    evm_payment: Option<Box<payment::evm::CheckedEvmPayment>>,
+    rail_payment: RailPayment,
 ) -> Result<Gate> {
     let refused = |error: PaymentError| {
         refuse(error, Some(config), call.asked(Some(fresh)), None, None).map(Gate::Refused)
     };
     let now = now_ms();
-    if evm_payment.is_some() {
-        // The authorization is bound to its first call before any record is touched.
-        match evm::bind(env, call, &checked.claim_key).await {
-            Ok(true) => {}
-            Ok(false) => {
-                wallet_failure(env, &checked.payer, now).await;
-                let asked = call.asked(Some(fresh));
-                let error = PaymentError::BoundElsewhere;
-                return refuse(error, Some(config), asked, None, None).map(Gate::Replay);
-            }
-            Err(error) => return refused(error),
+    // A payment its rail binds apart (an EVM authorization) is bound to its first call before any
+    // record is touched.
+    let rail = Rail::of(rail_payment.as_deref());
+    match rail.bind(env, call, &checked.claim_key).await {
+        Ok(true) => {}
+        Ok(false) => {
+            wallet_failure(env, &checked.payer, now).await;
+            let asked = call.asked(Some(fresh));
+            let error = PaymentError::BoundElsewhere;
+            return refuse(error, Some(config), asked, None, None).map(Gate::Replay);
         }
+        Err(error) => return refused(error),
     }
     let claim = Claim {
         route_id: call.route_id.to_owned(),
@@ -132,7 +117,7 @@ async fn checked_gate(
         checked,
         resumed: None,
         config: config.clone(),
-        evm: evm_payment,
+        rail_payment,
         family_id: call.family_id,
     };
     let facilitator = claim.facilitator(env, facilitator);

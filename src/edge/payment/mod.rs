@@ -4,10 +4,12 @@
 //! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
 //! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
 //! settles with the facilitator (`payment::facilitator`), reconciles a settlement in doubt with the
-//! chain (`payment::reconcile`), and records delivery.
+//! chain (`reconcile`), and records delivery.
 //!
-//! Files: this one holds the claim, the configuration and the answers; `gate` the gate up to the
-//! engine, `settle` everything after it, `evm` the EVM rail's own steps, `reconcile` the chain.
+//! Files: this one holds the call, the claim, its record's transitions, the configuration and the
+//! answers; `gate` the gate up to the engine, `settle` everything after it, `reconcile` the chain;
+//! `rail` the rail interface those three ask (never a rail by name), over each rail's own steps in
+//! `solana` and `evm`. Below them all: `binding`, `facilitator` (and its credentials).
 //!
 //! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
 //! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
@@ -15,7 +17,7 @@
 //! `uncertain` → [ledger row] → `delivered`. Nothing moves before `settling` is written, so a
 //! refusal before it consumes nothing and says so; after it, an unknown outcome is
 //! PAYMENT_UNCERTAIN (409, Retry-After), never "not consumed", and the next retry with the same
-//! key and proof asks the chain (`engine::payment::reconcile`) before anything else.
+//! key and proof asks the chain (`reconcile`, through the payment's `rail`) before anything else.
 //!
 //! Env vars: NETWORK, USDC_MINT, PAY_TO, FACILITATOR_URL, MAX_TIMEOUT_SECONDS,
 //! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty), SOLANA_RPC_URL
@@ -32,8 +34,10 @@ pub mod facilitator;
 pub mod facilitator_auth;
 pub mod gate;
 pub mod mpp;
+pub mod rail;
 pub mod reconcile;
 pub mod settle;
+pub mod solana;
 
 pub use gate::gate;
 pub use settle::{delivered, settle};
@@ -42,11 +46,10 @@ use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::metrics;
 use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
+use crate::edge::payment::rail::RailPayment;
 use crate::engine::payment::binding::{Bound, CallBinding};
-use crate::engine::payment::evm::CheckedEvmPayment;
-use crate::engine::payment::reconcile::SettleVerdict;
 use crate::engine::payment::{
-    self, facilitator_request, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
+    self, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
 };
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
@@ -111,57 +114,18 @@ pub struct Claim {
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
     pub(crate) config: PaymentConfig,
-    /// An EVM payment (`payment::evm`); `checked` then carries its claim key, payer and amount.
-    pub(crate) evm: Option<Box<CheckedEvmPayment>>,
+    /// What only its rail keeps (an EVM payment: `checked` then carries its claim key, payer and
+    /// amount); read through [`Claim::rail`].
+    pub(crate) rail_payment: RailPayment,
     /// The family label its metrics count under.
     pub(crate) family_id: &'static str,
 }
 
-/// The rail-specific facts of a claim, read here only: everything else is the same on both.
+/// What a claim is, on either rail (its rail's own facts: `rail`).
 impl Claim {
     /// The claim (hex SHA-256 of the transaction message, or the EVM authorization's identity).
     pub fn claim_key(&self) -> &str {
         &self.checked.claim_key
-    }
-
-    /// The network the payment is on.
-    pub(crate) fn network(&self) -> &str {
-        match self.evm.as_deref() {
-            Some(evm) => &evm.offer.network,
-            None => &self.config.network,
-        }
-    }
-
-    /// The `/verify` and `/settle` request for this payment, with our own challenge.
-    pub(crate) fn facilitator_body(&self) -> Value {
-        match self.evm.as_deref() {
-            Some(evm) => {
-                let identifier =
-                    Some(self.bound.identifier_id.as_str()).filter(|id| !id.is_empty());
-                payment::evm::facilitator_request(evm, identifier, &challenge_of(self))
-            }
-            None => facilitator_request(
-                &self.checked,
-                &self.bound.identifier_id,
-                &challenge_of(self),
-            ),
-        }
-    }
-
-    /// What a `/settle` answer says happened.
-    pub(crate) fn settle_verdict(&self, answer: &[u8]) -> SettleVerdict {
-        match self.evm {
-            Some(_) => payment::evm::settle_verdict(answer),
-            None => payment::solana::reconcile::settle_verdict(answer),
-        }
-    }
-
-    /// The facilitator this payment goes to (`EVM_FACILITATOR_URL` for an EVM payment when set).
-    pub(crate) fn facilitator(&self, env: &Env, configured: Facilitator) -> Facilitator {
-        match self.evm {
-            Some(_) => evm::evm_facilitator(env, &configured),
-            None => configured,
-        }
     }
 
     /// The settlement facts once the payment landed as `tx_sig` (an EVM payment's fee is 0: the
