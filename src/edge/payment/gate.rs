@@ -3,12 +3,12 @@
 
 use super::{
     load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
-    wallet_failure, Claim, Gate, PaidCall, Redelivery,
+    wallet_failure, Claim, Gate, PaidCall, RailPayment, Redelivery,
 };
 use crate::edge::guard::{self, Command};
 use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
-use crate::edge::payment::rail::{self, Rail, RailPayment};
+use crate::edge::payment::rail::{self, Rail};
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::Decision;
@@ -98,16 +98,17 @@ async fn checked_gate(
     let now = now_ms();
     // A payment its rail binds apart (an EVM authorization) is bound to its first call before any
     // record is touched.
-    let rail = Rail::of(rail_payment.as_deref());
-    match rail.bind(env, call, &checked.claim_key).await {
-        Ok(true) => {}
-        Ok(false) => {
-            wallet_failure(env, &checked.payer, now).await;
-            let asked = call.asked(Some(fresh));
-            let error = PaymentError::BoundElsewhere;
-            return refuse(error, Some(config), asked, None, None).map(Gate::Replay);
+    if let Some(binding) = Rail::of(rail_payment.as_deref()).bind(env, call, &checked.claim_key) {
+        match binding.await {
+            Ok(true) => {}
+            Ok(false) => {
+                wallet_failure(env, &checked.payer, now).await;
+                let asked = call.asked(Some(fresh));
+                let error = PaymentError::BoundElsewhere;
+                return refuse(error, Some(config), asked, None, None).map(Gate::Replay);
+            }
+            Err(error) => return refused(error),
         }
-        Err(error) => return refused(error),
     }
     let claim = Claim {
         route_id: call.route_id.to_owned(),

@@ -46,8 +46,8 @@ use crate::edge::guard::{self, Command, TransitionAnswer};
 use crate::edge::metrics;
 use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
-use crate::edge::payment::rail::RailPayment;
 use crate::engine::payment::binding::{Bound, CallBinding};
+use crate::engine::payment::evm::CheckedEvmPayment;
 use crate::engine::payment::{
     self, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
 };
@@ -100,6 +100,13 @@ impl Redelivery {
         payment::payment_response_header(&self.network, &self.facts.payer, Some(&self.facts.tx_sig))
     }
 }
+
+/// What only a payment's rail keeps of it beside the shared `CheckedPayment`: an EVM
+/// authorization; nothing on Solana, whose checked transaction is the whole payment.
+pub(crate) type RailPayment = Option<Box<CheckedEvmPayment>>;
+
+/// A payment as its rail checked it: the bound call, the claim's shared facts, the rail's own.
+pub(crate) type Checked = (Bound, CheckedPayment, RailPayment);
 
 /// A claimed payment, carried from `gate` to `settle` / `delivered` / `release`.
 #[derive(Debug, Clone)]

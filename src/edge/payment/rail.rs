@@ -5,21 +5,15 @@
 //! never one rail by name. Solana is `solana`, EVM (EIP-3009) is `evm`; MPP is a protocol of its
 //! own (`mpp`), not a rail of this gate.
 
-use super::{challenge_of, evm, now_ms, solana, Claim, PaidCall};
+use super::{challenge_of, evm, now_ms, solana, Checked, Claim, PaidCall};
 use crate::edge::payment::facilitator::Facilitator;
-use crate::engine::payment::binding::Bound;
 use crate::engine::payment::evm::CheckedEvmPayment;
 use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
-use crate::engine::payment::{self, CheckedPayment, PaymentConfig, PaymentError};
+use crate::engine::payment::{self, PaymentConfig, PaymentError};
+use futures_util::future::Either;
 use serde_json::Value;
+use std::future::Future;
 use worker::Env;
-
-/// What only a payment's rail keeps of it beside the shared `CheckedPayment`: an EVM
-/// authorization; nothing on Solana, whose checked transaction is the whole payment.
-pub(crate) type RailPayment = Option<Box<CheckedEvmPayment>>;
-
-/// A payment as its rail checked it: the bound call, the claim's shared facts, the rail's own.
-pub(crate) type Checked = (Bound, CheckedPayment, RailPayment);
 
 /// The rail a payment is on.
 #[derive(Clone, Copy)]
@@ -40,9 +34,7 @@ pub(crate) fn check(
 ) -> Result<Checked, PaymentError> {
     match payment::evm::decode_payment_header(header) {
         Ok(Some(payload)) => evm::check(config, call, &payload),
-        Ok(None) => {
-            solana::check(env, config, call, header).map(|(bound, checked)| (bound, checked, None))
-        }
+        Ok(None) => solana::check(env, config, call, header),
         Err(error) => Err(error),
     }
 }
@@ -56,31 +48,41 @@ impl<'a> Rail<'a> {
         }
     }
 
-    /// Binds the payment to its first call before any record is touched: false when it is
-    /// already bound to another call. An EVM authorization names no call, so it is bound in its
-    /// own guard object; a Solana payment's memo binds it already.
-    pub(crate) async fn bind(
+    /// The binding to await before any record is touched, on a rail that binds a payment to its
+    /// first call apart from the record: an EVM authorization names no call, so it is bound in its
+    /// own guard object (false: already bound to another call). None on Solana, whose memo binds
+    /// the payment already. Here and in `chain_verdict` the rails' futures are returned as they
+    /// are, not wrapped in a future of this interface's own (a wrapper costs bundle bytes).
+    pub(crate) fn bind<'b>(
         self,
-        env: &Env,
-        call: &PaidCall<'_>,
-        claim_key: &str,
-    ) -> Result<bool, PaymentError> {
+        env: &'b Env,
+        call: &'b PaidCall<'b>,
+        claim_key: &'b str,
+    ) -> Option<impl Future<Output = Result<bool, PaymentError>> + 'b> {
         match self {
-            Rail::Evm(_) => evm::bind(env, call, claim_key).await,
-            Rail::Solana => Ok(true),
+            Rail::Evm(_) => Some(evm::bind(env, call, claim_key)),
+            Rail::Solana => None,
         }
     }
 
-    /// What the chain says of the claim's payment in doubt, and whether it can still land (an
-    /// EVM authorization until its `validBefore`; a Solana transaction's verdict says itself when
-    /// it can no longer land).
-    pub(crate) async fn chain_verdict(self, env: &Env, claim: &Claim) -> (ChainVerdict, bool) {
+    /// Whether a payment in doubt can still land: an EVM authorization until its `validBefore`;
+    /// a Solana transaction's chain verdict says itself when it can no longer land.
+    pub(crate) fn can_land(self) -> bool {
         match self {
-            Rail::Evm(payment) => {
-                let can_land = now_ms() / 1000 < payment.valid_before_s;
-                (evm::chain_verdict(env, payment).await, can_land)
-            }
-            Rail::Solana => (solana::chain_verdict(env, claim).await, true),
+            Rail::Evm(payment) => now_ms() / 1000 < payment.valid_before_s,
+            Rail::Solana => true,
+        }
+    }
+
+    /// What the chain says of the claim's payment in doubt (its rail's own future).
+    pub(crate) fn chain_verdict(
+        self,
+        env: &'a Env,
+        claim: &'a Claim,
+    ) -> impl Future<Output = ChainVerdict> + 'a {
+        match self {
+            Rail::Evm(payment) => Either::Left(evm::chain_verdict(env, payment)),
+            Rail::Solana => Either::Right(solana::chain_verdict(env, claim)),
         }
     }
 }

@@ -27,7 +27,9 @@ pub enum Reconciled {
 /// re-submits the same signed payment through `/settle` (idempotent: the chain executes the same
 /// signed message, or the same EVM authorization nonce, at most once). Records the outcome.
 pub async fn reconcile(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
-    let (mut chain, can_land) = claim.rail().chain_verdict(env, claim).await;
+    let rail = claim.rail();
+    let can_land = rail.can_land();
+    let mut chain = rail.chain_verdict(env, claim).await;
     if chain == ChainVerdict::Unknown && can_land {
         // It can still land (or the chain did not answer): submit the same signed payment again.
         let timeout = tunables(env).settle_timeout_ms;

@@ -8,24 +8,24 @@
 //! re-submitted, never released).
 
 use super::binding::payment_bound;
-use super::{now_ms, Claim, PaidCall};
+use super::{now_ms, Checked, Claim, PaidCall};
 use crate::edge::payment::facilitator::rpc_call;
-use crate::engine::payment::binding::Bound;
 use crate::engine::payment::idempotency::RECORD_TTL_MS;
 use crate::engine::payment::reconcile::ChainVerdict;
 use crate::engine::payment::solana::reconcile;
 use crate::engine::payment::{
-    check_bound_payment, decode_payment_header, CheckedPayment, PaymentConfig, PaymentError,
+    check_bound_payment, decode_payment_header, PaymentConfig, PaymentError,
 };
 use worker::Env;
 
-/// The Solana payment's local checks and its binding: the bound call and the checked payment.
+/// The Solana payment's local checks and its binding: the bound call and the checked payment
+/// (nothing else is kept of it: its checked transaction is the whole payment).
 pub(crate) fn check(
     env: &Env,
     config: &PaymentConfig,
     call: &PaidCall<'_>,
     header: &str,
-) -> Result<(Bound, CheckedPayment), PaymentError> {
+) -> Result<Checked, PaymentError> {
     decode_payment_header(header).and_then(|payload| {
         let bound = payment_bound(
             env,
@@ -35,7 +35,7 @@ pub(crate) fn check(
             &payload.accepted,
         )?;
         let checked = check_bound_payment(config, call.price_units, &bound, &payload)?;
-        Ok((bound, checked))
+        Ok((bound, checked, None))
     })
 }
 
