@@ -120,7 +120,9 @@ pub struct Claim {
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
-    pub(crate) config: PaymentConfig,
+    /// The request's payment settings, read once by the gate; their facilitator is the one this
+    /// payment goes to (its rail's).
+    pub(crate) settings: Settings,
     /// What only its rail keeps (an EVM payment: `checked` then carries its claim key, payer and
     /// amount); read through [`Claim::rail`].
     pub(crate) rail_payment: RailPayment,
@@ -172,6 +174,7 @@ impl PaidCall<'_> {
 }
 
 /// The payment settings read per request (each with a default).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Tunables {
     pub(crate) lease_ms: u64,
     pub(crate) settle_timeout_ms: u64,
@@ -275,7 +278,7 @@ fn listing(route_id: &str) -> payment::discovery::RouteListing {
 /// sent with the payment.
 pub(crate) fn challenge_of(claim: &Claim) -> Value {
     payment::payment_required_for(
-        &claim.config,
+        &claim.settings.config,
         claim.price_units,
         &claim.bound,
         &claim.resource_url,
@@ -284,10 +287,18 @@ pub(crate) fn challenge_of(claim: &Claim) -> Value {
     )
 }
 
-/// The payment configuration from `[vars]` plus the facilitator's fee payer.
-pub async fn load_config(
-    env: &Env,
-) -> std::result::Result<(PaymentConfig, Facilitator), PaymentError> {
+/// The x402 payment settings of one request, read from the environment once (by the gate, or by
+/// the challenge of a paid route on its own) and passed down with the claim: the merchant
+/// configuration (Solana and the EVM offers), the facilitator, and the tunables.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) config: PaymentConfig,
+    pub(crate) facilitator: Facilitator,
+    pub(crate) tunables: Tunables,
+}
+
+/// The payment settings from `[vars]` and the secrets, plus the facilitator's fee payer.
+pub(crate) async fn load_settings(env: &Env) -> std::result::Result<Settings, PaymentError> {
     let network = var(env, "NETWORK")?;
     let facilitator = Facilitator::from_env(env)?;
     let number = |name: &str| -> std::result::Result<u64, PaymentError> {
@@ -316,7 +327,11 @@ pub async fn load_config(
         evm,
     };
     config.validate()?;
-    Ok((config, facilitator))
+    Ok(Settings {
+        config,
+        facilitator,
+        tunables: tunables(env),
+    })
 }
 
 /// Asks the paying wallet's own object whether it may attempt a payment: Err(RateLimited) when
@@ -470,8 +485,8 @@ pub async fn challenge(
         price_units,
         fresh: None,
     };
-    let config = match load_config(env).await {
-        Ok((config, _)) => config,
+    let config = match load_settings(env).await {
+        Ok(settings) => settings.config,
         Err(error) => return refuse(error, None, asked, None, None),
     };
     match challenge_bound(env, binding, route_id, price_units) {

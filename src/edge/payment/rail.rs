@@ -99,7 +99,7 @@ impl Claim {
     pub(crate) fn network(&self) -> &str {
         match self.rail() {
             Rail::Evm(evm) => &evm.offer.network,
-            Rail::Solana => &self.config.network,
+            Rail::Solana => &self.settings.config.network,
         }
     }
 

@@ -4,7 +4,7 @@
 //! re-submit the same signed payment through `/settle` while it can still land; record the outcome
 //! in the call's guard record.
 
-use super::{now_ms, release, transition, tunables, Claim};
+use super::{now_ms, release, transition, Claim};
 use crate::edge::guard::Command;
 use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
@@ -32,7 +32,7 @@ pub async fn reconcile(env: &Env, claim: &Claim, facilitator: &Facilitator) -> R
     let mut chain = rail.chain_verdict(env, claim).await;
     if chain == ChainVerdict::Unknown && can_land {
         // It can still land (or the chain did not answer): submit the same signed payment again.
-        let timeout = tunables(env).settle_timeout_ms;
+        let timeout = claim.settings.tunables.settle_timeout_ms;
         let body = claim.facilitator_body();
         if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = claim.settle_verdict(&answer) {

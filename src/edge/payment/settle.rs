@@ -1,11 +1,8 @@
 //! After the engine: settle a claimed payment (both rails), or record its delivery. A guard that
 //! cannot record a delivery is counted in the metrics, never dropped.
 
-use super::{
-    json_response, now_ms, reconcile, refusal_body, release, transition, tunables, Claim, Settled,
-};
+use super::{json_response, now_ms, reconcile, refusal_body, release, transition, Claim, Settled};
 use crate::edge::guard::{self, Command, TransitionAnswer};
-use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::outbox::PendingRow;
 use crate::engine::payment::reconcile::SettleVerdict;
@@ -50,14 +47,8 @@ pub async fn settle(
         json_response(error.status(), &refusal_body(&error, false), &headers)
             .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
     };
-    let facilitator = match Facilitator::from_env(env) {
-        Ok(configured) => claim.facilitator(env, configured),
-        Err(error) => {
-            release(env, claim).await;
-            return Err(failure(error));
-        }
-    };
-    let tunables = tunables(env);
+    let facilitator = &claim.settings.facilitator;
+    let tunables = &claim.settings.tunables;
     // Nothing moves before this is written; if it cannot be written, nothing is submitted.
     let settling = Command::Settling {
         claim_key: claim.claim_key().to_owned(),
@@ -99,7 +90,7 @@ pub async fn settle(
             release(env, claim).await;
             return Err(failure(PaymentError::SettlementFailed));
         }
-        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, &facilitator).await {
+        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, facilitator).await {
             reconcile::Reconciled::Landed(facts) => facts,
             reconcile::Reconciled::Released => {
                 return Err(failure(PaymentError::SettlementReleased))
