@@ -512,7 +512,7 @@ async fn call_bytes(
 /// object's name beside its storage, and a logical name holds a submitted Idempotency-Key.
 fn opaque_name(env: &Env, object: &str) -> Option<String> {
     let secret = crate::edge::payment::binding::fingerprint_secret(env)?;
-    let mac = idempotency::hmac_sha256(
+    let mac = crate::engine::payment::hmac::hmac_sha256(
         &secret,
         &[b"context-meter guard object v1\n", object.as_bytes()],
     );

@@ -27,9 +27,37 @@ function modulePath(file) {
   return parts;
 }
 
+/** The `use` tree `text` (`a::{b, c::{d, e as f}, self}`) as its leaf paths (`a::b`, `a::c::d`, `a::c::e`, `a`). */
+function useLeaves(text) {
+  const open = text.indexOf('{');
+  if (open < 0) {
+    const path = text.trim().replace(/\s+as\s+\w+$/, '').replace(/\s+/g, '');
+    return path === '' ? [] : [path];
+  }
+  const prefix = text.slice(0, open).trim().replace(/::$/, '');
+  const items = [];
+  let depth = 0;
+  let from = open + 1;
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && depth-- === 0) {
+      items.push(text.slice(from, i));
+      break;
+    } else if (text[i] === ',' && depth === 0) {
+      items.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  return items.flatMap((item) =>
+    useLeaves(item).map((leaf) => (leaf === 'self' || leaf === '*' ? prefix : `${prefix}::${leaf}`)),
+  );
+}
+
 /**
  * The import graph between the files of one crate, given as {relative path: source}. An edge goes
- * from a file to the file that declares what a `crate::…` or `super::…` path names; tests
+ * from a file to the file that declares what a `crate::…`, `super::…` or `self::…` path names,
+ * whether in a `use` (groups `{…}` read leaf by leaf) or inline in code (`super::evm::served_rules()`),
+ * and through a module's `pub use` re-exports to the file that declares the item; tests
  * (`#[cfg(test)] mod tests`) and comments are left out, and so is a child's use of its own
  * ancestors (a module and the `mod.rs` that declares it are one unit in Rust).
  */
@@ -42,30 +70,56 @@ export function importGraph(sources) {
     }
     return null;
   };
+  const codeOf = (text) =>
+    text.replace(/#\[cfg\(test\)\]\s*mod tests\s*\{[\s\S]*/, '').replace(/\/\/[^\n]*/g, '');
+  // `super` names the parent of the module a file declares, whether it is a/b.rs or a/b/mod.rs.
+  const absolute = (me, parts) => {
+    if (parts[0] === 'crate') return parts.slice(1);
+    let base = me;
+    let i = 0;
+    for (; parts[i] === 'super' || parts[i] === 'self'; i++) if (parts[i] === 'super') base = base.slice(0, -1);
+    return [...base, ...parts.slice(i)];
+  };
+  // A module's `pub use` re-exports: item name -> the absolute path it stands for.
+  const reexports = new Map();
+  for (const [file, text] of Object.entries(sources)) {
+    const me = modulePath(file);
+    const names = new Map();
+    for (const [, tree] of codeOf(text).matchAll(/\bpub(?:\([a-z]+\))?\s+use\s+([^;]+);/g)) {
+      for (const leaf of useLeaves(tree)) {
+        const parts = leaf.split('::');
+        const relative = ['crate', 'super', 'self'].includes(parts[0]) ? parts : ['self', ...parts];
+        if (parts.at(-1) !== '*') names.set(parts.at(-1), absolute(me, relative));
+      }
+    }
+    reexports.set(me.join('::'), names);
+  }
+  const resolve = (path, depth = 0) => {
+    const to = owner(path);
+    if (to === null) return null;
+    const length = to.split('::').length;
+    const through = path.length > length ? reexports.get(to)?.get(path[length]) : undefined;
+    return through && depth < 8 ? resolve([...through, ...path.slice(length + 1)], depth + 1) ?? to : to;
+  };
   const edges = new Map();
   for (const [file, text] of Object.entries(sources)) {
     const me = modulePath(file);
-    const isDirModule = /(^|\/)(mod|lib)\.rs$/.test(file);
-    const code = text.replace(/#\[cfg\(test\)\]\s*mod tests\s*\{[\s\S]*/, '').replace(/\/\/[^\n]*/g, '');
+    const self = me.join('::');
+    const code = codeOf(text);
+    const paths = [];
+    const plain = code.replace(/\buse\s+([^;]+);/g, (_, tree) => {
+      paths.push(...useLeaves(tree));
+      return ' ';
+    });
+    for (const [path] of plain.matchAll(/\b(?:crate|super|self)(?:::[A-Za-z_0-9]+)+/g)) paths.push(path);
     const targets = new Set();
-    for (const [path] of code.matchAll(/\b(?:crate|super)(?:::[a-z_0-9]+)+/g)) {
+    for (const path of paths) {
       const parts = path.split('::');
-      let target;
-      if (parts[0] === 'crate') target = parts.slice(1);
-      else {
-        let base = isDirModule ? [...me] : me.slice(0, -1);
-        let i = 0;
-        while (parts[i] === 'super') {
-          if (i > 0) base = base.slice(0, -1);
-          i++;
-        }
-        target = [...base, ...parts.slice(i)];
-      }
-      const to = owner(target);
-      const self = me.join('::');
+      if (!['crate', 'super', 'self'].includes(parts[0])) continue;
+      const to = resolve(absolute(me, parts));
       if (to !== null && to !== self && !(self + '::').startsWith(to + '::')) targets.add(to);
     }
-    edges.set(me.join('::'), targets);
+    edges.set(self, targets);
   }
   return edges;
 }
@@ -147,6 +201,32 @@ test('the cycle finder sees a loop between two siblings and round three modules,
     'r.rs': '// use crate::x::p::h; (a comment, not an import)\n#[cfg(test)]\nmod tests { use crate::x::p::h; }',
   }));
   assert.deepEqual(tree, []);
+});
+
+test('the cycle finder reads use groups, inline paths from a mod.rs, and re-exports to the declaring file', () => {
+  // x/mod.rs's `super::` is the crate root (not x): its inline call closes the ring a -> x -> a.
+  const inline = cycles(importGraph({
+    'lib.rs': 'pub mod a; pub mod x;',
+    'a.rs': 'use crate::x::{self, y::{f, g as h}};',
+    'x/mod.rs': 'pub mod y; fn z() { super::a::served() }',
+    'x/y.rs': '',
+  }));
+  assert.deepEqual(inline, [['a', 'x']]);
+  // p names the parent's re-export of q's item: the edge goes to q, and q's group import of p closes it.
+  const reexported = cycles(importGraph({
+    'lib.rs': '',
+    'm/mod.rs': 'mod q; pub mod p; pub use q::{Thing, other};',
+    'm/p.rs': 'use super::Thing;',
+    'm/q.rs': 'use super::{p::helper, Thing as _};',
+  }));
+  assert.deepEqual(reexported, [['m::p', 'm::q']]);
+  // A child naming its own parent's items is not a loop, through a group or not.
+  const parent = cycles(importGraph({
+    'lib.rs': '',
+    'm/mod.rs': 'pub mod p; pub use p::f;',
+    'm/p.rs': 'use super::{g, h}; use crate::m::k;',
+  }));
+  assert.deepEqual(parent, []);
 });
 
 test('no module of any crate in src/ imports another that imports it back', () => {

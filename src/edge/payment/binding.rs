@@ -31,7 +31,7 @@ pub(crate) fn fingerprint_secret(env: &Env) -> Option<Vec<u8>> {
     let seed = STANDARD
         .decode(env.secret("SIGNING_KEY").ok()?.to_string().trim())
         .ok()?;
-    Some(idempotency::hmac_sha256(&seed, &[b"context-meter idempotency fingerprint v1"]).to_vec())
+    Some(payment::hmac::hmac_sha256(&seed, &[b"context-meter idempotency fingerprint v1"]).to_vec())
 }
 
 /// The pack's request fingerprint for `body` on `route_id` (None when no secret is available:

@@ -16,10 +16,9 @@
 //! domain name and version), optional `EVM_N_RPC_URL` (reconciliation; without it a payment in
 //! doubt stays uncertain). Optional `EVM_FACILITATOR_URL` (else `FACILITATOR_URL`).
 
-use super::gate::PaidCall;
-use super::reconcile::rpc_call;
+use super::PaidCall;
 use crate::edge::guard::{self, Command, TransitionAnswer};
-use crate::edge::payment::facilitator::Facilitator;
+use crate::edge::payment::facilitator::{rpc_call, Facilitator};
 use crate::engine::payment::binding::{self, Bound, CallBinding, IdentifierRule};
 use crate::engine::payment::evm::{
     self, reconcile, CheckedEvmPayment, EvmConfig, EvmOffer, EvmPayload,
@@ -132,7 +131,7 @@ pub(crate) async fn bind(
     // Kept in the authorization's object as a keyed HMAC: the object holds no submitted key.
     let secret = super::binding::fingerprint_secret(env).ok_or(PaymentError::ConfigInvalid)?;
     let call_id = format!("{}\n{key}", call.route_id);
-    let binding = crate::engine::sign::hex(&crate::engine::payment::idempotency::hmac_sha256(
+    let binding = crate::engine::sign::hex(&crate::engine::payment::hmac::hmac_sha256(
         &secret,
         &[b"context-meter evm binding v1\n", call_id.as_bytes()],
     ));

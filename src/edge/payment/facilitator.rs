@@ -1,6 +1,6 @@
 //! The x402 facilitator's HTTP client: `GET /supported` (the fee payer, cached), `POST /verify`
 //! and `POST /settle` (timed), each carrying the facilitator's authentication headers when
-//! secrets for them are configured. Also the plain JSON POST used for Solana RPC (never
+//! secrets for them are configured. Also the plain JSON POST used for each rail's chain RPC (never
 //! authenticated: the credentials are the facilitator's alone).
 //!
 //! Nothing here logs a request, an answer or a credential; every failure is a closed
@@ -123,9 +123,14 @@ fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
-/// A plain JSON POST (Solana RPC): no credentials.
+/// A plain JSON POST (a chain's RPC): no credentials.
 pub async fn post_json(url: &str, body: &Value) -> std::result::Result<Vec<u8>, PaymentError> {
     post_json_with(url, body, Headers::new()).await
+}
+
+/// A chain node's JSON-RPC answer (Solana, or an EVM network), or None on any failure.
+pub(crate) async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
+    post_json(rpc_url, body).await.ok()
 }
 
 async fn post_json_with(

@@ -2,43 +2,18 @@
 //! count, the call's record `begin` ([`claim_or_resume`], one for both rails) and `/verify`.
 
 use super::{
-    evm, load_config, now_ms, reconcile, refuse, release, resource_url, tunables, wallet_check,
-    wallet_failure, Asked, Claim, Gate, Redelivery,
+    load_settings, now_ms, reconcile, refuse, release, resource_url, wallet_check, wallet_failure,
+    Claim, Gate, PaidCall, RailPayment, Redelivery, Settings,
 };
 use crate::edge::guard::{self, Command};
-use crate::edge::payment::binding::{challenge_bound, payment_bound};
+use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
+use crate::edge::payment::rail::{self, Rail};
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::Decision;
-use crate::engine::payment::{
-    self, check_bound_payment, decode_payment_header, read_verify_response, PaymentConfig,
-    PaymentError,
-};
-use worker::{Env, Request, Result};
-
-/// One paid call as the router bound it, after free validation of its body.
-pub struct PaidCall<'a> {
-    pub req: &'a Request,
-    pub family_id: &'static str,
-    pub route_id: &'a str,
-    pub price_units: u64,
-    /// Its Idempotency-Key, or a server nonce when it sent none.
-    pub binding: &'a CallBinding,
-    /// The pack's keyed request fingerprint (None on the criteria families).
-    pub fingerprint: Option<&'a str>,
-}
-
-impl PaidCall<'_> {
-    fn asked<'b>(&'b self, fresh: Option<&'b Bound>) -> Asked<'b> {
-        Asked {
-            req: self.req,
-            route_id: self.route_id,
-            price_units: self.price_units,
-            fresh,
-        }
-    }
-}
+use crate::engine::payment::{self, read_verify_response, PaymentConfig, PaymentError};
+use worker::{Env, Result};
 
 /// The payment gate of a paid route: the 402 challenge without a payment; else the payment's
 /// local checks (Solana, or EVM on an `eip155:` network), the wallet's attempt count, the call's
@@ -50,10 +25,11 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
      -> Result<Gate> {
         refuse(error, config, call.asked(fresh), None, None).map(Gate::Refused)
     };
-    let (config, facilitator) = match load_config(env).await {
-        Ok(loaded) => loaded,
+    let settings = match load_settings(env).await {
+        Ok(settings) => settings,
         Err(error) => return refused(error, None, None),
     };
+    let config = &settings.config;
     // The binding a fresh challenge carries (a new nonce on a keyless call).
     let fresh = match challenge_bound(env, call.binding, call.route_id, call.price_units) {
         Ok(bound) => bound,
@@ -65,49 +41,26 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
         }
         // The pack's key is required and its body fingerprinted: a key that already holds a
         // payment is answered from its record (delivered again, or 409), never challenged anew.
-        if let Some(gate) = unpaid_under_paid_key(env, call, &config, &fresh).await? {
+        if let Some(gate) = unpaid_under_paid_key(env, call, &settings, &fresh).await? {
             return Ok(gate);
         }
         let challenge =
-            super::challenge_with(&config, call.req, call.route_id, call.price_units, &fresh);
+            super::challenge_with(config, call.req, call.route_id, call.price_units, &fresh);
         return challenge.map(Gate::Challenge);
     };
-    let refused = |error: PaymentError| refused(error, Some(&config), Some(&fresh));
-    let checked = match payment::evm::decode_payment_header(&header) {
-        Ok(Some(payload)) => evm::check(&config, call, &payload),
-        Ok(None) => decode_payment_header(&header).and_then(|payload| {
-            let bound = payment_bound(
-                env,
-                call.binding,
-                call.route_id,
-                call.price_units,
-                &payload.accepted,
-            )?;
-            let checked = check_bound_payment(&config, call.price_units, &bound, &payload)?;
-            Ok((bound, checked, None))
-        }),
-        Err(error) => Err(error),
-    };
-    let (bound, checked, evm_payment) = match checked {
+    let refused = |error: PaymentError| refused(error, Some(config), Some(&fresh));
+    let checked = rail::check(env, config, call, &header);
+    let (bound, checked, rail_payment) = match checked {
         Ok(checked) => checked,
         Err(error) => return refused(error),
     };
-    let tunables = tunables(env);
+    let tunables = settings.tunables;
     let now = now_ms();
     if let Err(error) = wallet_check(env, &checked.payer, tunables.attempts_per_wallet, now).await {
         return refused(error);
     }
     let payer = checked.payer.clone();
-    let gate = checked_gate(
-        env,
-        call,
-        &config,
-        facilitator,
-        &fresh,
-        bound,
-        checked,
-        evm_payment,
-    );
+    let gate = checked_gate(env, call, &settings, &fresh, bound, checked, rail_payment);
     let gate = gate.await?;
     // Only what costs the service without paying it counts against the wallet: a refusal (not
     // verified, expired, ...) here; a conflict of the record in `claim_or_resume`. Waiting as told
@@ -118,25 +71,26 @@ pub async fn gate(env: &Env, call: &PaidCall<'_>) -> Result<Gate> {
     Ok(gate)
 }
 
-/// The gate after the wallet check: bind (EVM), begin in the call's record, `/verify`.
-#[allow(clippy::too_many_arguments)]
+/// The gate after the wallet check: bind (on a rail that binds apart), begin in the call's record,
+/// `/verify`.
 async fn checked_gate(
     env: &Env,
     call: &PaidCall<'_>,
-    config: &PaymentConfig,
-    facilitator: Facilitator,
+    settings: &Settings,
     fresh: &Bound,
     bound: Bound,
     checked: payment::CheckedPayment,
-    evm_payment: Option<Box<payment::evm::CheckedEvmPayment>>,
+    rail_payment: RailPayment,
 ) -> Result<Gate> {
+    let config = &settings.config;
     let refused = |error: PaymentError| {
         refuse(error, Some(config), call.asked(Some(fresh)), None, None).map(Gate::Refused)
     };
     let now = now_ms();
-    if evm_payment.is_some() {
-        // The authorization is bound to its first call before any record is touched.
-        match evm::bind(env, call, &checked.claim_key).await {
+    // A payment its rail binds apart (an EVM authorization) is bound to its first call before any
+    // record is touched.
+    if let Some(binding) = Rail::of(rail_payment.as_deref()).bind(env, call, &checked.claim_key) {
+        match binding.await {
             Ok(true) => {}
             Ok(false) => {
                 wallet_failure(env, &checked.payer, now).await;
@@ -147,18 +101,20 @@ async fn checked_gate(
             Err(error) => return refused(error),
         }
     }
-    let claim = Claim {
+    let mut claim = Claim {
         route_id: call.route_id.to_owned(),
         bound,
         resource_url: resource_url(call.req, call.route_id),
         price_units: call.price_units,
         checked,
         resumed: None,
-        config: config.clone(),
-        evm: evm_payment,
+        settings: settings.clone(),
+        rail_payment,
         family_id: call.family_id,
     };
-    let facilitator = claim.facilitator(env, facilitator);
+    // The facilitator this payment goes to (its rail's), chosen once and carried to `settle`.
+    claim.settings.facilitator = claim.facilitator(env, settings.facilitator.clone());
+    let facilitator = claim.settings.facilitator.clone();
     let claim = match claim_or_resume(env, &facilitator, call, fresh, claim, now).await? {
         Begun::Fresh(claim) => claim,
         Begun::Answered(gate) => return Ok(gate),
@@ -195,7 +151,7 @@ async fn claim_or_resume(
     mut claim: Claim,
     now: u64,
 ) -> Result<Begun> {
-    let tunables = tunables(env);
+    let tunables = claim.settings.tunables;
     let begin = Command::Begin {
         route_id: call.route_id.to_owned(),
         fingerprint: call.fingerprint.map(str::to_owned),
@@ -204,7 +160,7 @@ async fn claim_or_resume(
         lease_ms: tunables.lease_ms,
         max_attempts: tunables.attempts_per_key,
     };
-    let config = claim.config.clone();
+    let config = claim.settings.config.clone();
     let answer = |error: PaymentError, settled: Option<&SettledFacts>, wait_ms: Option<u64>| {
         let asked = call.asked(Some(fresh));
         let replay = refuse(error, Some(&config), asked, settled, wait_ms).map(Gate::Replay);
@@ -284,9 +240,10 @@ async fn claim_or_resume(
 async fn unpaid_under_paid_key(
     env: &Env,
     call: &PaidCall<'_>,
-    config: &PaymentConfig,
+    settings: &Settings,
     fresh: &Bound,
 ) -> Result<Option<Gate>> {
+    let config = &settings.config;
     let (CallBinding::IdempotencyKey { .. }, Some(fingerprint)) = (call.binding, call.fingerprint)
     else {
         return Ok(None);
@@ -295,7 +252,7 @@ async fn unpaid_under_paid_key(
         route_id: call.route_id.to_owned(),
         fingerprint: Some(fingerprint.to_owned()),
         now_ms: now_ms(),
-        lease_ms: tunables(env).lease_ms,
+        lease_ms: settings.tunables.lease_ms,
     };
     let answer = |error: PaymentError, wait_ms: Option<u64>| {
         let asked = call.asked(Some(fresh));

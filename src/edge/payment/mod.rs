@@ -4,10 +4,12 @@
 //! record (the `PaymentGuard` Durable Object named by the call's binding: its Idempotency-Key, or
 //! without one the server nonce its challenge carried, `engine::payment::binding`), verifies and
 //! settles with the facilitator (`payment::facilitator`), reconciles a settlement in doubt with the
-//! chain (`payment::reconcile`), and records delivery.
+//! chain (`reconcile`), and records delivery.
 //!
-//! Files: this one holds the claim, the configuration and the answers; `gate` the gate up to the
-//! engine, `settle` everything after it, `evm` the EVM rail's own steps, `reconcile` the chain.
+//! Files: this one holds the call, the claim, its record's transitions, the configuration and the
+//! answers; `gate` the gate up to the engine, `settle` everything after it, `reconcile` the chain;
+//! `rail` the rail interface those three ask (never a rail by name), over each rail's own steps in
+//! `solana` and `evm`. Below them all: `binding`, `facilitator` (and its credentials).
 //!
 //! Order (ARCHITECTURE §4): free validation (the router, before calling `gate`) → decode header
 //! (size-capped) → local checks → wallet attempt count → key record `begin` → facilitator
@@ -15,7 +17,7 @@
 //! `uncertain` → [ledger row] → `delivered`. Nothing moves before `settling` is written, so a
 //! refusal before it consumes nothing and says so; after it, an unknown outcome is
 //! PAYMENT_UNCERTAIN (409, Retry-After), never "not consumed", and the next retry with the same
-//! key and proof asks the chain (`engine::payment::reconcile`) before anything else.
+//! key and proof asks the chain (`reconcile`, through the payment's `rail`) before anything else.
 //!
 //! Env vars: NETWORK, USDC_MINT, PAY_TO, FACILITATOR_URL, MAX_TIMEOUT_SECONDS,
 //! CU_PRICE_CAP_MICROLAMPORTS, HOUSE_WALLETS (comma-separated, may be empty), SOLANA_RPC_URL
@@ -32,20 +34,22 @@ pub mod facilitator;
 pub mod facilitator_auth;
 pub mod gate;
 pub mod mpp;
+pub mod rail;
 pub mod reconcile;
 pub mod settle;
+pub mod solana;
 
-pub use gate::{gate, PaidCall};
-pub use settle::{delivered, release, settle};
+pub use gate::gate;
+pub use settle::{delivered, settle};
 
 use crate::edge::guard::{self, Command, TransitionAnswer};
+use crate::edge::metrics;
 use crate::edge::payment::binding::challenge_bound;
 use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::evm::CheckedEvmPayment;
-use crate::engine::payment::reconcile::SettleVerdict;
 use crate::engine::payment::{
-    self, facilitator_request, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
+    self, guard::SettledFacts, CheckedPayment, PaymentConfig, PaymentError,
 };
 use crate::engine::ClosedError;
 use serde_json::{json, Value};
@@ -97,6 +101,13 @@ impl Redelivery {
     }
 }
 
+/// What only a payment's rail keeps of it beside the shared `CheckedPayment`: an EVM
+/// authorization; nothing on Solana, whose checked transaction is the whole payment.
+pub(crate) type RailPayment = Option<Box<CheckedEvmPayment>>;
+
+/// A payment as its rail checked it: the bound call, the claim's shared facts, the rail's own.
+pub(crate) type Checked = (Bound, CheckedPayment, RailPayment);
+
 /// A claimed payment, carried from `gate` to `settle` / `delivered` / `release`.
 #[derive(Debug, Clone)]
 pub struct Claim {
@@ -109,58 +120,21 @@ pub struct Claim {
     pub checked: CheckedPayment,
     /// Set when this payment was settled by an earlier attempt that never delivered.
     pub resumed: Option<SettledFacts>,
-    pub(crate) config: PaymentConfig,
-    /// An EVM payment (`payment::evm`); `checked` then carries its claim key, payer and amount.
-    pub(crate) evm: Option<Box<CheckedEvmPayment>>,
+    /// The request's payment settings, read once by the gate; their facilitator is the one this
+    /// payment goes to (its rail's).
+    pub(crate) settings: Settings,
+    /// What only its rail keeps (an EVM payment: `checked` then carries its claim key, payer and
+    /// amount); read through [`Claim::rail`].
+    pub(crate) rail_payment: RailPayment,
     /// The family label its metrics count under.
     pub(crate) family_id: &'static str,
 }
 
-/// The rail-specific facts of a claim, read here only: everything else is the same on both.
+/// What a claim is, on either rail (its rail's own facts: `rail`).
 impl Claim {
     /// The claim (hex SHA-256 of the transaction message, or the EVM authorization's identity).
     pub fn claim_key(&self) -> &str {
         &self.checked.claim_key
-    }
-
-    /// The network the payment is on.
-    pub(crate) fn network(&self) -> &str {
-        match self.evm.as_deref() {
-            Some(evm) => &evm.offer.network,
-            None => &self.config.network,
-        }
-    }
-
-    /// The `/verify` and `/settle` request for this payment, with our own challenge.
-    pub(crate) fn facilitator_body(&self) -> Value {
-        match self.evm.as_deref() {
-            Some(evm) => {
-                let identifier =
-                    Some(self.bound.identifier_id.as_str()).filter(|id| !id.is_empty());
-                payment::evm::facilitator_request(evm, identifier, &challenge_of(self))
-            }
-            None => facilitator_request(
-                &self.checked,
-                &self.bound.identifier_id,
-                &challenge_of(self),
-            ),
-        }
-    }
-
-    /// What a `/settle` answer says happened.
-    pub(crate) fn settle_verdict(&self, answer: &[u8]) -> SettleVerdict {
-        match self.evm {
-            Some(_) => payment::evm::settle_verdict(answer),
-            None => payment::reconcile::settle_verdict(answer),
-        }
-    }
-
-    /// The facilitator this payment goes to (`EVM_FACILITATOR_URL` for an EVM payment when set).
-    pub(crate) fn facilitator(&self, env: &Env, configured: Facilitator) -> Facilitator {
-        match self.evm {
-            Some(_) => evm::evm_facilitator(env, &configured),
-            None => configured,
-        }
     }
 
     /// The settlement facts once the payment landed as `tx_sig` (an EVM payment's fee is 0: the
@@ -176,7 +150,31 @@ impl Claim {
     }
 }
 
+/// One paid call as the router bound it, after free validation of its body.
+pub struct PaidCall<'a> {
+    pub req: &'a Request,
+    pub family_id: &'static str,
+    pub route_id: &'a str,
+    pub price_units: u64,
+    /// Its Idempotency-Key, or a server nonce when it sent none.
+    pub binding: &'a CallBinding,
+    /// The pack's keyed request fingerprint (None on the criteria families).
+    pub fingerprint: Option<&'a str>,
+}
+
+impl PaidCall<'_> {
+    fn asked<'b>(&'b self, fresh: Option<&'b Bound>) -> Asked<'b> {
+        Asked {
+            req: self.req,
+            route_id: self.route_id,
+            price_units: self.price_units,
+            fresh,
+        }
+    }
+}
+
 /// The payment settings read per request (each with a default).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Tunables {
     pub(crate) lease_ms: u64,
     pub(crate) settle_timeout_ms: u64,
@@ -280,7 +278,7 @@ fn listing(route_id: &str) -> payment::discovery::RouteListing {
 /// sent with the payment.
 pub(crate) fn challenge_of(claim: &Claim) -> Value {
     payment::payment_required_for(
-        &claim.config,
+        &claim.settings.config,
         claim.price_units,
         &claim.bound,
         &claim.resource_url,
@@ -289,10 +287,18 @@ pub(crate) fn challenge_of(claim: &Claim) -> Value {
     )
 }
 
-/// The payment configuration from `[vars]` plus the facilitator's fee payer.
-pub async fn load_config(
-    env: &Env,
-) -> std::result::Result<(PaymentConfig, Facilitator), PaymentError> {
+/// The x402 payment settings of one request, read from the environment once (by the gate, or by
+/// the challenge of a paid route on its own) and passed down with the claim: the merchant
+/// configuration (Solana and the EVM offers), the facilitator, and the tunables.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) config: PaymentConfig,
+    pub(crate) facilitator: Facilitator,
+    pub(crate) tunables: Tunables,
+}
+
+/// The payment settings from `[vars]` and the secrets, plus the facilitator's fee payer.
+pub(crate) async fn load_settings(env: &Env) -> std::result::Result<Settings, PaymentError> {
     let network = var(env, "NETWORK")?;
     let facilitator = Facilitator::from_env(env)?;
     let number = |name: &str| -> std::result::Result<u64, PaymentError> {
@@ -321,7 +327,11 @@ pub async fn load_config(
         evm,
     };
     config.validate()?;
-    Ok((config, facilitator))
+    Ok(Settings {
+        config,
+        facilitator,
+        tunables: tunables(env),
+    })
 }
 
 /// Asks the paying wallet's own object whether it may attempt a payment: Err(RateLimited) when
@@ -360,6 +370,24 @@ pub(crate) async fn wallet_failure(env: &Env, payer: &str, now_ms: u64) {
 /// A state transition of the claim's own record: true when the guard applied it.
 pub(crate) async fn transition(env: &Env, claim: &Claim, command: Command) -> bool {
     guard::transition(env, &claim.bound.record, command).await
+}
+
+/// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was
+/// settled, keeps the settlement and lets the same payment resume at once. A guard that could not
+/// record it leaves the claim to its lease, and the gap is counted as `release_unrecorded`.
+pub async fn release(env: &Env, claim: &Claim) {
+    let command = Command::Release {
+        claim_key: claim.claim_key().to_owned(),
+    };
+    let released = transition(env, claim, command).await;
+    count_guard_gap(claim.family_id, "release_unrecorded", released);
+}
+
+/// Counts a guard transition that did not happen under `what` (closed labels, no payload).
+pub(crate) fn count_guard_gap(family_id: &'static str, what: &'static str, recorded: bool) {
+    if !recorded {
+        metrics::payment(family_id, what);
+    }
 }
 
 /// The request a payment answer is for, and the binding a fresh challenge for it carries.
@@ -457,12 +485,28 @@ pub async fn challenge(
         price_units,
         fresh: None,
     };
-    let config = match load_config(env).await {
-        Ok((config, _)) => config,
+    let config = match load_settings(env).await {
+        Ok(settings) => settings.config,
         Err(error) => return refuse(error, None, asked, None, None),
     };
     match challenge_bound(env, binding, route_id, price_units) {
         Ok(bound) => challenge_with(&config, req, route_id, price_units, &bound),
         Err(error) => refuse(error, None, asked, None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guard_transition_that_did_not_happen_is_counted() {
+        for what in ["delivered_unmarked", "release_unrecorded"] {
+            let line = format!("cm_payments_total{{family=\"token-opt\",result=\"{what}\"}}");
+            count_guard_gap("token-opt", what, true);
+            assert!(!metrics::render().contains(&line), "{what}");
+            count_guard_gap("token-opt", what, false);
+            assert!(metrics::render().contains(&format!("{line} 1")), "{what}");
+        }
     }
 }

@@ -1,17 +1,16 @@
-//! Reconciling a payment whose settlement is in doubt (ARCHITECTURE §4, the I/O half of
-//! `engine::payment::reconcile`), one path for both rails: ask the chain (Solana: blockhash
-//! validity, then this payment's memo in the payer's token-account history; EVM: `payment::evm`),
-//! else re-submit the same signed payment through `/settle` while it can still land; record the
-//! outcome in the call's guard record.
+//! Reconciling a payment whose settlement is in doubt (ARCHITECTURE §4), one path for both rails:
+//! ask the chain through the payment's rail (`rail`: Solana's blockhash validity, then this
+//! payment's memo in the payer's token-account history; EVM's authorization state), else
+//! re-submit the same signed payment through `/settle` while it can still land; record the outcome
+//! in the call's guard record.
 
-use super::{evm, now_ms, release, transition, tunables, Claim};
+use super::{now_ms, release, transition, Claim};
 use crate::edge::guard::Command;
-use crate::edge::payment::facilitator::{post_json, Facilitator};
+use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
-use crate::engine::payment::idempotency::{RECORD_TTL_MS, UNCERTAIN_RETRY_AFTER_MS};
-use crate::engine::payment::reconcile::{self, ChainVerdict, SettleVerdict};
+use crate::engine::payment::idempotency::UNCERTAIN_RETRY_AFTER_MS;
+use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
 use crate::engine::payment::PaymentError;
-use serde_json::Value;
 use worker::Env;
 
 /// What reconciling an uncertain payment decided.
@@ -24,65 +23,16 @@ pub enum Reconciled {
     Unknown(PaymentError),
 }
 
-pub(crate) async fn rpc_call(rpc_url: &str, body: &Value) -> Option<Vec<u8>> {
-    post_json(rpc_url, body).await.ok()
-}
-
-/// What the Solana chain says of the claim's payment (Unknown without `SOLANA_RPC_URL`).
-async fn solana_verdict(env: &Env, claim: &Claim) -> ChainVerdict {
-    let rpc_url = crate::edge::config::var(env, "SOLANA_RPC_URL");
-    let (Some(rpc_url), Some(query)) = (
-        rpc_url.as_deref(),
-        reconcile::chain_query(&claim.checked.transaction_base64),
-    ) else {
-        return ChainVerdict::Unknown;
-    };
-    let valid = rpc_call(rpc_url, &reconcile::blockhash_valid_request(&query))
-        .await
-        .and_then(|b| reconcile::read_blockhash_valid(&b));
-    // The payer's history, page by page, back to the oldest time this payment could have landed
-    // (its record lives 24 hours, and nothing lands before the record exists).
-    let not_before_s = (now_ms().saturating_sub(RECORD_TTL_MS) / 1000).saturating_sub(60);
-    let mut before: Option<String> = None;
-    // Unreadable until a page decides: running out of pages before the history's end decides
-    // nothing ("not found" there is not "not landed").
-    let mut found = reconcile::MemoScan::Unreadable;
-    for _ in 0..reconcile::MAX_SIGNATURE_PAGES {
-        let request = reconcile::signatures_request(&query, before.as_deref());
-        let Some(body) = rpc_call(rpc_url, &request).await else {
-            found = reconcile::MemoScan::Unreadable;
-            break;
-        };
-        let scan = reconcile::find_memo(&body, &claim.bound.memo);
-        if scan != reconcile::MemoScan::NotFound {
-            found = scan;
-            break;
-        }
-        match reconcile::next_page(&body, not_before_s) {
-            Some(last) => before = Some(last),
-            None => {
-                found = reconcile::MemoScan::NotFound;
-                break;
-            }
-        }
-    }
-    reconcile::chain_verdict(valid, found)
-}
-
 /// Asks the chain about an uncertain payment; when it is still unknown and can still land,
 /// re-submits the same signed payment through `/settle` (idempotent: the chain executes the same
 /// signed message, or the same EVM authorization nonce, at most once). Records the outcome.
 pub async fn reconcile(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
-    let (mut chain, can_land) = match claim.evm.as_deref() {
-        Some(payment) => {
-            let can_land = now_ms() / 1000 < payment.valid_before_s;
-            (evm::chain_verdict(env, payment).await, can_land)
-        }
-        None => (solana_verdict(env, claim).await, true),
-    };
+    let rail = claim.rail();
+    let can_land = rail.can_land();
+    let mut chain = rail.chain_verdict(env, claim).await;
     if chain == ChainVerdict::Unknown && can_land {
         // It can still land (or the chain did not answer): submit the same signed payment again.
-        let timeout = tunables(env).settle_timeout_ms;
+        let timeout = claim.settings.tunables.settle_timeout_ms;
         let body = claim.facilitator_body();
         if let Ok(answer) = facilitator.settle_within(&body, timeout).await {
             if let SettleVerdict::Landed { tx_sig } = claim.settle_verdict(&answer) {

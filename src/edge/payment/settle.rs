@@ -1,10 +1,8 @@
-//! After the engine: settle a claimed payment (both rails), record its delivery, or release it.
-//! A guard that cannot record a delivery or a release is counted in the metrics, never dropped.
+//! After the engine: settle a claimed payment (both rails), or record its delivery. A guard that
+//! cannot record a delivery is counted in the metrics, never dropped.
 
-use super::{json_response, now_ms, reconcile, refusal_body, transition, tunables, Claim, Settled};
+use super::{json_response, now_ms, reconcile, refusal_body, release, transition, Claim, Settled};
 use crate::edge::guard::{self, Command, TransitionAnswer};
-use crate::edge::metrics;
-use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::outbox::PendingRow;
 use crate::engine::payment::reconcile::SettleVerdict;
@@ -49,14 +47,8 @@ pub async fn settle(
         json_response(error.status(), &refusal_body(&error, false), &headers)
             .unwrap_or_else(|_| ResponseBuilder::new().with_status(error.status()).empty())
     };
-    let facilitator = match Facilitator::from_env(env) {
-        Ok(configured) => claim.facilitator(env, configured),
-        Err(error) => {
-            release(env, claim).await;
-            return Err(failure(error));
-        }
-    };
-    let tunables = tunables(env);
+    let facilitator = &claim.settings.facilitator;
+    let tunables = &claim.settings.tunables;
     // Nothing moves before this is written; if it cannot be written, nothing is submitted.
     let settling = Command::Settling {
         claim_key: claim.claim_key().to_owned(),
@@ -98,7 +90,7 @@ pub async fn settle(
             release(env, claim).await;
             return Err(failure(PaymentError::SettlementFailed));
         }
-        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, &facilitator).await {
+        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, facilitator).await {
             reconcile::Reconciled::Landed(facts) => facts,
             reconcile::Reconciled::Released => {
                 return Err(failure(PaymentError::SettlementReleased))
@@ -115,38 +107,4 @@ pub async fn settle(
 pub async fn delivered(env: &Env, claim: &Claim, row_written: bool) {
     let (object, key) = (&claim.bound.record, claim.claim_key());
     crate::edge::deliver::mark_delivered(env, object, key, claim.family_id, row_written).await;
-}
-
-/// Nothing was delivered: frees an unsettled claim (the key takes a new proof), or, if it was
-/// settled, keeps the settlement and lets the same payment resume at once. A guard that could not
-/// record it leaves the claim to its lease, and the gap is counted as `release_unrecorded`.
-pub async fn release(env: &Env, claim: &Claim) {
-    let command = Command::Release {
-        claim_key: claim.claim_key().to_owned(),
-    };
-    let released = transition(env, claim, command).await;
-    count_guard_gap(claim.family_id, "release_unrecorded", released);
-}
-
-/// Counts a guard transition that did not happen under `what` (closed labels, no payload).
-pub(crate) fn count_guard_gap(family_id: &'static str, what: &'static str, recorded: bool) {
-    if !recorded {
-        metrics::payment(family_id, what);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_guard_transition_that_did_not_happen_is_counted() {
-        for what in ["delivered_unmarked", "release_unrecorded"] {
-            let line = format!("cm_payments_total{{family=\"token-opt\",result=\"{what}\"}}");
-            count_guard_gap("token-opt", what, true);
-            assert!(!metrics::render().contains(&line), "{what}");
-            count_guard_gap("token-opt", what, false);
-            assert!(metrics::render().contains(&format!("{line} 1")), "{what}");
-        }
-    }
 }

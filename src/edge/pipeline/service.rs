@@ -65,7 +65,7 @@ fn served_document(family: &Family, signer: &crate::engine::sign::ReportSigner) 
         obj.insert("ledger_columns".into(), json!(ledger::columns(family)));
         obj.insert(
             "payment".into(),
-            crate::engine::payment::idempotency::served_rules(family.key.is_contract()),
+            crate::engine::payment::served::rules(family.key.is_contract()),
         );
     }
     document

@@ -16,7 +16,7 @@
 //! (Room is left for a third binding, a payment-derived identity — e.g. an EVM authorization's
 //! chain, asset, payer and nonce — which names its own record the same way.)
 
-use super::idempotency::hmac_sha256;
+use super::hmac::hmac_sha256;
 use super::{is_valid_idempotency_key, memo_for, PaymentError};
 use crate::engine::sign::hex;
 

@@ -1,8 +1,11 @@
 //! The closed refusal of a payment, on every rail: [`PaymentError`], its codes, statuses, static
-//! messages and figures, and [`PaymentError::ALL`] for the OpenAPI document's closed code lists.
+//! messages and figures, and [`PaymentError::ALL`] for the OpenAPI document's closed code lists;
+//! the EVM rail's own refusals ([`EvmRefusal`]) are declared here too, so the closed set does not
+//! depend on a rail.
 
-use super::evm::EvmRefusal;
-use super::{MAX_COMPUTE_UNIT_LIMIT, MAX_PAYMENT_HEADER_BYTES, MAX_TRANSACTION_BASE64};
+use super::{
+    MAX_COMPUTE_UNIT_LIMIT, MAX_PAYMENT_HEADER_BYTES, MAX_SIGNATURE_BYTES, MAX_TRANSACTION_BASE64,
+};
 use crate::engine::ClosedError;
 
 /// Declares `PaymentError` (its own variants, then `Evm`) and `PaymentError::ALL` from one list,
@@ -271,6 +274,68 @@ impl ClosedError for PaymentError {
             PaymentError::Evm(refusal) => refusal.figures(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// EVM-specific refusals of a payment, all free (402 with a fresh challenge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvmRefusal {
+    /// The payload is not an EIP-3009 authorization with well-formed fields.
+    AuthorizationMalformed,
+    /// The signature is not 0x-prefixed hex of 1 to [`MAX_SIGNATURE_BYTES`] bytes.
+    SignatureMalformed,
+    /// `validAfter` is later than now.
+    NotYetValid,
+    /// `validBefore` is now or earlier.
+    Expired,
+    /// `validBefore` is further from now than `maxTimeoutSeconds` (plus clock skew) allows.
+    WindowTooLong { max_seconds: u64 },
+}
+
+impl EvmRefusal {
+    /// Every EVM refusal once (figures zero).
+    pub const ALL: [EvmRefusal; 5] = [
+        EvmRefusal::AuthorizationMalformed,
+        EvmRefusal::SignatureMalformed,
+        EvmRefusal::NotYetValid,
+        EvmRefusal::Expired,
+        EvmRefusal::WindowTooLong { max_seconds: 0 },
+    ];
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            EvmRefusal::AuthorizationMalformed => "payment_authorization_malformed",
+            EvmRefusal::SignatureMalformed => "payment_signature_malformed",
+            EvmRefusal::NotYetValid => "payment_authorization_not_yet_valid",
+            EvmRefusal::Expired => "payment_authorization_expired",
+            EvmRefusal::WindowTooLong { .. } => "payment_authorization_window_too_long",
+        }
+    }
+
+    pub fn message(&self) -> &'static str {
+        match self {
+            EvmRefusal::AuthorizationMalformed => "The EVM payment is not an EIP-3009 authorization with from, to, value, validAfter, validBefore and a 32-byte nonce, each well formed.",
+            EvmRefusal::SignatureMalformed => "The EVM payment's signature is not 0x-prefixed hex of an accepted length.",
+            EvmRefusal::NotYetValid => "The authorization's validAfter is in the future.",
+            EvmRefusal::Expired => "The authorization's validBefore has passed.",
+            EvmRefusal::WindowTooLong { .. } => "The authorization's validBefore is further ahead than maxTimeoutSeconds allows.",
+        }
+    }
+
+    pub fn figures(&self) -> Vec<(&'static str, u64)> {
+        match self {
+            EvmRefusal::WindowTooLong { max_seconds } => vec![("max_window_s", *max_seconds)],
+            EvmRefusal::SignatureMalformed => {
+                vec![("max_signature_bytes", MAX_SIGNATURE_BYTES as u64)]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl From<EvmRefusal> for PaymentError {
+    fn from(refusal: EvmRefusal) -> Self {
+        PaymentError::Evm(refusal)
     }
 }
 

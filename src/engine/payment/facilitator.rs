@@ -1,9 +1,10 @@
-//! The facilitator's message bodies and answers (pure): the `/verify` and `/settle` request
-//! rebuilt from checked fields only, the fee payer in a `/supported` answer, the `/verify` and
-//! `/settle` verdicts, and the `PAYMENT-RESPONSE` header value.
+//! The facilitator protocol every rail speaks (pure): the extensions a stock client echoes, the
+//! fee payer and the networks in a `/supported` answer, the `/verify` verdict, the parts of a
+//! `/settle` answer, and the `PAYMENT-RESPONSE` header value. Each rail builds its own `/verify`
+//! and `/settle` request from its checked fields and reads its own transaction id
+//! ([`super::solana::facilitator`], [`super::evm`]).
 
-use super::solana::is_transaction_signature;
-use super::{encode_header, CheckedPayment, PaymentError, PAYMENT_IDENTIFIER, X402_VERSION};
+use super::{encode_header, PaymentError, PAYMENT_IDENTIFIER, X402_VERSION};
 use crate::engine::base58;
 use crate::engine::ClosedError;
 use serde_json::{json, Map, Value};
@@ -28,31 +29,6 @@ pub fn echoed_extensions(required: &Value, payment_identifier: Option<&str>) -> 
         }
     }
     extensions
-}
-
-/// Body of the facilitator's `/verify` and `/settle` requests: `{x402Version, paymentPayload,
-/// paymentRequirements}` as `@x402/core`'s HTTPFacilitatorClient sends them. The payload is rebuilt
-/// from the checked parts and our own challenge `required` (from [`payment_required`] without an
-/// error): its `resource` and declared `extensions` (the `bazaar` declaration, so a facilitator that
-/// catalogues services can list this route, and `payment-identifier` with the call's id), as a
-/// stock client echoes them. Nothing else the client sent is forwarded.
-pub fn facilitator_request(
-    checked: &CheckedPayment,
-    idempotency_key: &str,
-    required: &Value,
-) -> Value {
-    let extensions = echoed_extensions(required, Some(idempotency_key));
-    json!({
-        "x402Version": X402_VERSION,
-        "paymentPayload": {
-            "x402Version": X402_VERSION,
-            "resource": required.get("resource").cloned().unwrap_or(Value::Null),
-            "accepted": checked.requirements,
-            "payload": { "transaction": checked.transaction_base64 },
-            "extensions": extensions,
-        },
-        "paymentRequirements": checked.requirements,
-    })
 }
 
 /// The x402 v2 `exact` kind a `/supported` answer lists for `network`, if any.
@@ -104,18 +80,6 @@ pub enum SettleOutcome {
     Pending,
     /// Not settled.
     Failed,
-}
-
-/// Reads a `/settle` answer.
-pub fn read_settle_response(body: &[u8]) -> SettleOutcome {
-    let Some(answer) = SettleAnswer::read(body, is_transaction_signature) else {
-        return SettleOutcome::Failed;
-    };
-    match (answer.success, answer.transaction) {
-        (Some(true), Some(tx_sig)) => SettleOutcome::Settled { tx_sig },
-        _ if answer.reason == "settlement_pending" => SettleOutcome::Pending,
-        _ => SettleOutcome::Failed,
-    }
 }
 
 /// The parts of a `/settle` answer every reading looks at.
@@ -197,28 +161,6 @@ mod tests {
         );
 
         let sig = base58::encode(&[7u8; 64]);
-        let ok = format!(
-            r#"{{"success":true,"transaction":"{sig}","network":"{SOLANA_DEVNET}","payer":"p"}}"#
-        );
-        assert_eq!(
-            read_settle_response(ok.as_bytes()),
-            SettleOutcome::Settled {
-                tx_sig: sig.clone()
-            }
-        );
-        assert_eq!(
-            read_settle_response(br#"{"success":false,"errorReason":"settlement_pending","transaction":"x","network":"n"}"#),
-            SettleOutcome::Pending
-        );
-        assert_eq!(
-            read_settle_response(br#"{"success":false,"errorReason":"invalid_exact_svm_transaction_failed","transaction":"","network":"n"}"#),
-            SettleOutcome::Failed
-        );
-        assert_eq!(
-            read_settle_response(br#"{"success":true,"transaction":"short"}"#),
-            SettleOutcome::Failed
-        );
-
         let header = payment_response_header(SOLANA_DEVNET, "payer1", Some(&sig));
         let decoded: Value = serde_json::from_slice(&STANDARD.decode(header).unwrap()).unwrap();
         assert_eq!(decoded["success"], true);

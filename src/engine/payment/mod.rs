@@ -22,18 +22,20 @@ pub mod facilitator;
 mod fixtures;
 pub mod guard;
 pub mod header;
+pub mod hmac;
 pub mod idempotency;
 pub mod mpp;
 pub mod outbox;
 pub mod reconcile;
+pub mod served;
 pub mod solana;
 
 pub use error::PaymentError;
 pub use facilitator::{
-    facilitator_request, fee_payer_from_supported, payment_response_header, read_settle_response,
-    read_verify_response, SettleOutcome,
+    fee_payer_from_supported, payment_response_header, read_verify_response, SettleOutcome,
 };
 pub use header::encode_header;
+pub use solana::facilitator::{facilitator_request, read_settle_response};
 pub use solana::{
     check_bound_payment, check_payment, decode_payment_header, layout, pda, transaction,
     CheckedPayment, PaymentPayload,
@@ -51,6 +53,8 @@ pub const X402_VERSION: u64 = 2;
 /// contract's input and output schemas: its largest echo is 10,044 bytes (held under this cap by
 /// `edge::schemas` tests), so 12 KiB (headers stay under the 16 KiB a Node proxy admits).
 pub const MAX_PAYMENT_HEADER_BYTES: usize = 12_288;
+/// Largest EVM signature accepted, in bytes (an EOA signs 65; ERC-1271/6492 wrappers are longer).
+pub const MAX_SIGNATURE_BYTES: usize = 2048;
 /// Largest base64 transaction accepted (base64 of a 1,232-byte wire transaction).
 pub const MAX_TRANSACTION_BASE64: usize = 1644;
 /// Compute-unit limit ceiling (the official client asks for 20,000).

@@ -26,9 +26,10 @@
 
 pub mod reconcile;
 
+use super::error::EvmRefusal;
 use super::facilitator::{echoed_extensions, SettleAnswer};
 use super::reconcile::SettleVerdict;
-use super::{header, PaymentError, X402_VERSION};
+use super::{header, PaymentError, MAX_SIGNATURE_BYTES, X402_VERSION};
 use crate::engine::sign::sha256_hex;
 use serde_json::{json, Value};
 
@@ -37,72 +38,8 @@ pub const BASE_MAINNET: &str = "eip155:8453";
 pub const BASE_SEPOLIA: &str = "eip155:84532";
 /// Seconds a client clock may run ahead of ours when it sets `validBefore`.
 pub const CLOCK_SKEW_S: u64 = 30;
-/// Largest signature accepted, in bytes (an EOA signs 65; ERC-1271/6492 wrappers are longer).
-pub const MAX_SIGNATURE_BYTES: usize = 2048;
 /// Largest decimal integer field (uint256 has 78 digits).
 const MAX_DECIMAL_DIGITS: usize = 78;
-
-/// EVM-specific refusals of a payment, all free (402 with a fresh challenge).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EvmRefusal {
-    /// The payload is not an EIP-3009 authorization with well-formed fields.
-    AuthorizationMalformed,
-    /// The signature is not 0x-prefixed hex of 1 to [`MAX_SIGNATURE_BYTES`] bytes.
-    SignatureMalformed,
-    /// `validAfter` is later than now.
-    NotYetValid,
-    /// `validBefore` is now or earlier.
-    Expired,
-    /// `validBefore` is further from now than `maxTimeoutSeconds` (plus clock skew) allows.
-    WindowTooLong { max_seconds: u64 },
-}
-
-impl EvmRefusal {
-    /// Every EVM refusal once (figures zero).
-    pub const ALL: [EvmRefusal; 5] = [
-        EvmRefusal::AuthorizationMalformed,
-        EvmRefusal::SignatureMalformed,
-        EvmRefusal::NotYetValid,
-        EvmRefusal::Expired,
-        EvmRefusal::WindowTooLong { max_seconds: 0 },
-    ];
-
-    pub fn code(&self) -> &'static str {
-        match self {
-            EvmRefusal::AuthorizationMalformed => "payment_authorization_malformed",
-            EvmRefusal::SignatureMalformed => "payment_signature_malformed",
-            EvmRefusal::NotYetValid => "payment_authorization_not_yet_valid",
-            EvmRefusal::Expired => "payment_authorization_expired",
-            EvmRefusal::WindowTooLong { .. } => "payment_authorization_window_too_long",
-        }
-    }
-
-    pub fn message(&self) -> &'static str {
-        match self {
-            EvmRefusal::AuthorizationMalformed => "The EVM payment is not an EIP-3009 authorization with from, to, value, validAfter, validBefore and a 32-byte nonce, each well formed.",
-            EvmRefusal::SignatureMalformed => "The EVM payment's signature is not 0x-prefixed hex of an accepted length.",
-            EvmRefusal::NotYetValid => "The authorization's validAfter is in the future.",
-            EvmRefusal::Expired => "The authorization's validBefore has passed.",
-            EvmRefusal::WindowTooLong { .. } => "The authorization's validBefore is further ahead than maxTimeoutSeconds allows.",
-        }
-    }
-
-    pub fn figures(&self) -> Vec<(&'static str, u64)> {
-        match self {
-            EvmRefusal::WindowTooLong { max_seconds } => vec![("max_window_s", *max_seconds)],
-            EvmRefusal::SignatureMalformed => {
-                vec![("max_signature_bytes", MAX_SIGNATURE_BYTES as u64)]
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
-impl From<EvmRefusal> for PaymentError {
-    fn from(refusal: EvmRefusal) -> Self {
-        PaymentError::Evm(refusal)
-    }
-}
 
 /// One EVM network offered: where, what, and the EIP-712 domain the client signs under.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -122,7 +122,7 @@ pub struct Challenge {
 }
 
 fn challenge_id(config: &MppConfig, binding: &Binding, request: &str, expires: &str) -> String {
-    let mac = super::idempotency::hmac_sha256(
+    let mac = super::hmac::hmac_sha256(
         binding.secret,
         &[
             b"context-meter mpp challenge v1",

@@ -10,8 +10,10 @@
 //!   our cap and the scheme's bound, and a valid client signature over the message bytes.
 //! - The claim key is SHA-256(message bytes) in hex (the same bytes the facilitator hashes).
 
+pub mod facilitator;
 pub mod layout;
 pub mod pda;
+pub mod reconcile;
 pub mod transaction;
 
 use super::{

@@ -239,7 +239,7 @@ fn reconciliation_scans_the_source_account_under_either_token_program() {
     let cfg = config();
     for tx in [standard(&cfg), token_2022(&cfg)] {
         let (bytes, _) = wire(&tx);
-        let query = crate::engine::payment::reconcile::chain_query(
+        let query = crate::engine::payment::solana::reconcile::chain_query(
             &base64::engine::general_purpose::STANDARD.encode(&bytes),
         )
         .expect("a checked payment always has a transfer to look up");
