@@ -7,7 +7,6 @@ use super::{
 };
 use crate::edge::guard::{self, Command};
 use crate::edge::payment::binding::challenge_bound;
-use crate::edge::payment::facilitator::Facilitator;
 use crate::edge::payment::rail::{self, Rail};
 use crate::engine::payment::binding::{Bound, CallBinding};
 use crate::engine::payment::guard::SettledFacts;
@@ -114,14 +113,15 @@ async fn checked_gate(
     };
     // The facilitator this payment goes to (its rail's), chosen once and carried to `settle`.
     claim.settings.facilitator = claim.facilitator(env, settings.facilitator.clone());
-    let facilitator = claim.settings.facilitator.clone();
-    let claim = match claim_or_resume(env, &facilitator, call, fresh, claim, now).await? {
+    let claim = match claim_or_resume(env, call, fresh, claim, now).await? {
         Begun::Fresh(claim) => claim,
         Begun::Answered(gate) => return Ok(gate),
     };
     // /verify changes nothing at the facilitator, so a transport failure (a pooled connection the
     // facilitator had just closed) is retried once before the call is refused unpaid.
-    let verdict = facilitator
+    let verdict = claim
+        .settings
+        .facilitator
         .verify(&claim.facilitator_body())
         .await
         .and_then(|answer| read_verify_response(&answer));
@@ -145,7 +145,6 @@ enum Begun {
 /// charge; one in doubt asks the chain first; every conflict is answered with its own code.
 async fn claim_or_resume(
     env: &Env,
-    facilitator: &Facilitator,
     call: &PaidCall<'_>,
     fresh: &Bound,
     mut claim: Claim,
@@ -188,7 +187,7 @@ async fn claim_or_resume(
             claim.resumed = Some(facts);
             Ok(Begun::Answered(Gate::Proceed(Box::new(claim))))
         }
-        Decision::Reconcile => match reconcile::reconcile(env, &claim, facilitator).await {
+        Decision::Reconcile => match reconcile::reconcile(env, &claim).await {
             reconcile::Reconciled::Landed(facts) => {
                 claim.resumed = Some(facts);
                 Ok(Begun::Answered(Gate::Proceed(Box::new(claim))))

@@ -6,7 +6,6 @@
 
 use super::{now_ms, release, transition, Claim};
 use crate::edge::guard::Command;
-use crate::edge::payment::facilitator::Facilitator;
 use crate::engine::payment::guard::SettledFacts;
 use crate::engine::payment::idempotency::UNCERTAIN_RETRY_AFTER_MS;
 use crate::engine::payment::reconcile::{ChainVerdict, SettleVerdict};
@@ -26,7 +25,8 @@ pub enum Reconciled {
 /// Asks the chain about an uncertain payment; when it is still unknown and can still land,
 /// re-submits the same signed payment through `/settle` (idempotent: the chain executes the same
 /// signed message, or the same EVM authorization nonce, at most once). Records the outcome.
-pub async fn reconcile(env: &Env, claim: &Claim, facilitator: &Facilitator) -> Reconciled {
+pub async fn reconcile(env: &Env, claim: &Claim) -> Reconciled {
+    let facilitator = &claim.settings.facilitator;
     let rail = claim.rail();
     let can_land = rail.can_land();
     let mut chain = rail.chain_verdict(env, claim).await;

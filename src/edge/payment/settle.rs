@@ -90,7 +90,7 @@ pub async fn settle(
             release(env, claim).await;
             return Err(failure(PaymentError::SettlementFailed));
         }
-        SettleVerdict::Unknown => match reconcile::reconcile(env, claim, facilitator).await {
+        SettleVerdict::Unknown => match reconcile::reconcile(env, claim).await {
             reconcile::Reconciled::Landed(facts) => facts,
             reconcile::Reconciled::Released => {
                 return Err(failure(PaymentError::SettlementReleased))
