@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 // Each step's section: written as data (.json) or, for the steps whose lines are only printed, as
 // those lines (.txt).
 export const SECTIONS = {
-  json: ['tokenizer-native', 'tokenizer-node', 'bundle', 'first-request', 'composition-workerd',
+  json: ['tokenizer-native', 'tokenizer-node', 'bundle', 'first-request', 'composition-workerd', 'mcp-workerd',
     'tokenizer-workerd', 'token-efficiency-native', 'token-efficiency-workerd'],
   text: ['tokenizer-ab', 'composition-native', 'toon-native'],
 };
