@@ -129,7 +129,7 @@ async fn respond(
             let Some(tool) = tools::find(&call.name) else {
                 return refuse(RpcError::UnknownTool);
             };
-            match apart(call::run(&tool, call, around, env, ctx)).await {
+            match apart(call::run(tool, call, around, env, ctx)).await {
                 Ok(result) => result,
                 Err(_) => return refuse(RpcError::Internal),
             }

@@ -9,6 +9,7 @@ use crate::edge::route_docs;
 use crate::edge::routes::{routes, Handler, Route};
 use crate::engine::allowance::Limits;
 use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
 
 /// One tool: the route that serves it, and for a paid op the route of each rail that sells it.
 #[derive(Debug, Clone)]
@@ -34,7 +35,13 @@ fn name_of(route: &Route) -> Option<String> {
 }
 
 /// Every tool, in route-table order (documents, free checks, paid ops per family).
-pub fn tools() -> Vec<Tool> {
+pub fn tools() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(table)
+}
+
+/// The tool table, built once per isolate from the route table.
+fn table() -> Vec<Tool> {
     let mut tools: Vec<Tool> = Vec::new();
     for route in routes() {
         let Some(name) = name_of(route) else { continue };
@@ -68,16 +75,16 @@ fn paid_op(tool: &Tool) -> Option<&'static PaidOp> {
 }
 
 /// The tool named `name`.
-pub fn find(name: &str) -> Option<Tool> {
-    tools().into_iter().find(|t| t.name == name)
+pub fn find(name: &str) -> Option<&'static Tool> {
+    tools().iter().find(|t| t.name == name)
 }
 
 /// The tool that sells `op` (the name a spent free allowance points to).
-pub fn paid_tool_name(op: &PaidOp) -> Option<String> {
+pub fn paid_tool_name(op: &PaidOp) -> Option<&'static str> {
     tools()
-        .into_iter()
+        .iter()
         .find(|t| paid_op(t) == Some(op))
-        .map(|t| t.name)
+        .map(|t| t.name.as_str())
 }
 
 /// `tools/list`'s result. A paid tool declares no `outputSchema`: its payment-required answer

@@ -14,6 +14,8 @@
 //! Invariant: every function is a pure re-encoding; none checks a payment (the routes do), and
 //! none renders anything of its input into an error (a malformed member is `None`).
 
+use crate::engine::jsjson::to_jcs;
+use crate::engine::payment::header::encode_header;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
@@ -34,8 +36,7 @@ const MAX_ENCODED_BYTES: usize = 16 * 1024;
 
 /// The `PAYMENT-SIGNATURE` value for an x402 payment object.
 pub fn x402_header(payment: &Value) -> Option<String> {
-    let text = payment.is_object().then(|| payment.to_string())?;
-    let encoded = STANDARD.encode(text);
+    let encoded = payment.is_object().then(|| encode_header(payment))?;
     (encoded.len() <= MAX_ENCODED_BYTES).then_some(encoded)
 }
 
@@ -55,31 +56,13 @@ pub fn x402_payment_identifier(payment: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// `value` with every object's members in code-point order (RFC 8785 for what a challenge's
-/// request holds: strings, integers, arrays and objects).
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
-}
-
 /// The `Authorization` value for an MPP credential object: its challenge's `request`, when an
 /// object, becomes base64url of its JCS text, as the HTTP credential carries it.
 pub fn mpp_authorization(credential: &Value) -> Option<String> {
     let mut credential = credential.as_object()?.clone();
     let challenge = credential.get_mut("challenge")?.as_object_mut()?;
     if let Some(request) = challenge.get("request").filter(|r| r.is_object()) {
-        let encoded = URL_SAFE_NO_PAD.encode(canonical(request).to_string());
+        let encoded = URL_SAFE_NO_PAD.encode(to_jcs(request));
         challenge.insert("request".into(), Value::from(encoded));
     }
     let encoded = URL_SAFE_NO_PAD.encode(Value::Object(credential).to_string());
