@@ -22,19 +22,26 @@ export function execute(where, sql) {
   if (!where.remote && where.persistTo) args.push('--persist-to', where.persistTo);
   args.push('--json', '--command', sql);
   let out;
-  try {
-    out = execFileSync(WRANGLER, args, {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_UPDATE_NOTIFIER: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 512 * 1024 * 1024,
-    });
-  } catch (e) {
-    const said = `${e.stdout ?? ''}`.trim() || `${e.stderr ?? ''}`.trim() || e.message;
-    const hint = /no such table: (review_|ledger_cad)/.test(said)
-      ? `\nThe review views are missing: apply the migrations (npx wrangler d1 migrations apply context-meter ${where.remote ? '--remote' : '--local'}).`
-      : '';
-    throw new Error(`wrangler d1 execute failed on ${where.label}:\n${said}${hint}`);
+  // Wrangler's local D1 has died on an internal assertion ("false == true") on a loaded machine, on a
+  // statement that runs everywhere else. Every statement sent here is a read or an UPDATE that is a
+  // compare-and-set or sets the same values again, so a local command that died so runs again, at
+  // most three times in all; anything else is refused at once.
+  for (let attempt = 1; out === undefined; attempt++) {
+    try {
+      out = execFileSync(WRANGLER, args, {
+        cwd: ROOT,
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_UPDATE_NOTIFIER: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 512 * 1024 * 1024,
+      });
+    } catch (e) {
+      const said = `${e.stdout ?? ''}`.trim() || `${e.stderr ?? ''}`.trim() || e.message;
+      if (!where.remote && attempt < 3 && said.includes('false == true')) continue;
+      const hint = /no such table: (review_|ledger_cad)/.test(said)
+        ? `\nThe review views are missing: apply the migrations (npx wrangler d1 migrations apply context-meter ${where.remote ? '--remote' : '--local'}).`
+        : '';
+      throw new Error(`wrangler d1 execute failed on ${where.label}:\n${said}${hint}`);
+    }
   }
   const parsed = JSON.parse(out.toString());
   return parsed.map((r) => r.results);
